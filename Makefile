@@ -1,0 +1,46 @@
+# make run  — serve the app on the embedded default (SQLite, in-memory channel layer, demo data)
+# make test — install what is needed and run the test suite on the embedded default
+PORT ?= 8000
+HOST ?= 127.0.0.1
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+PYTEST_WORKERS ?= 2
+
+.PHONY: run test test-services bench lint fmt clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
+	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
+	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl+C stops)"
+	DEBUG=$${DEBUG:-1} $(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
+
+# The embedded default: SQLite and the in-memory channel layer. Tests that need PostgreSQL or
+# Redis are deselected here and run by `make test-services` (and CI).
+test: $(STAMP)
+	env -u DATABASE_URL -u REDIS_URL $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -m "not postgres and not redis"
+
+# The whole suite against real services: DATABASE_URL=postgres://… REDIS_URL=redis://… required.
+test-services: $(STAMP)
+	@case "$$DATABASE_URL" in postgres*) ;; *) echo "test-services needs DATABASE_URL=postgres://..." >&2; exit 2;; esac
+	@case "$$REDIS_URL" in redis*) ;; *) echo "test-services needs REDIS_URL=redis://..." >&2; exit 2;; esac
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS)
+
+bench: $(STAMP)
+	for script in bench/*.py; do $(PY) $$script || exit 1; done
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+clean:
+	rm -rf $(VENV) var staticfiles .pytest_cache .hypothesis

@@ -1,0 +1,48 @@
+"""Who may do what in a campaign: membership look-ups shared by services, views and consumers."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from campaign.errors import NotAllowed, NotFound
+from campaign.models import Campaign, Character, Membership, Role
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def membership_of(campaign: Campaign | int, user: User | None) -> Membership | None:
+    if user is None or not user.is_authenticated:
+        return None
+    campaign_id = campaign if isinstance(campaign, int) else campaign.pk
+    return Membership.objects.filter(campaign_id=campaign_id, user_id=user.pk).first()
+
+
+def require_member(campaign: Campaign | int, user: User | None) -> Membership:
+    """A non-member learns nothing, not even that the campaign exists: 404."""
+    membership = membership_of(campaign, user)
+    if membership is None:
+        raise NotFound("campaign", "no such campaign, or you are not a member of it")
+    return membership
+
+
+def require_gm(campaign: Campaign | int, user: User | None) -> Membership:
+    membership = require_member(campaign, user)
+    if membership.role != Role.GM:
+        raise NotAllowed("role", "only a game master of this campaign may do this")
+    return membership
+
+
+def require_player_or_gm(campaign: Campaign | int, user: User | None) -> Membership:
+    membership = require_member(campaign, user)
+    if membership.role == Role.OBSERVER:
+        raise NotAllowed("role", "observers watch the game; they cannot act in it")
+    return membership
+
+
+def require_controls_character(membership: Membership, character: Character) -> None:
+    """GMs act for every character; a player only for characters they own."""
+    if membership.role == Role.GM:
+        return
+    if membership.role == Role.PLAYER and character.owner_id == membership.user_id:
+        return
+    raise NotAllowed("character", "you can only act for your own characters")

@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class CampaignConfig(AppConfig):
+    name = "campaign"
+    verbose_name = "Campaigns"
+
+    def ready(self) -> None:
+        from campaign import projectors  # noqa: F401  (registers the projectors)

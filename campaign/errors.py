@@ -1,0 +1,48 @@
+"""Errors that services raise; the API and the socket turn them into 400/403/404/409 answers."""
+
+from __future__ import annotations
+
+import re
+
+from rolls.systems.errors import RuleError
+
+
+class DomainError(Exception):
+    status = 400
+    code = "invalid"
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+    @classmethod
+    def from_rule_error(cls, error: RuleError, prefix: str = "") -> DomainError:
+        field = getattr(error, "field", None)
+        if field:
+            return cls(f"{prefix}{field}", error.message)
+        # Engine errors name the check key inside the message: "cofd: check key 'pool' must …"
+        named = re.search(r"key '([\w.]+)'", str(error))
+        return cls(
+            f"{prefix}{named.group(1)}" if named else prefix.rstrip(".") or "check", str(error)
+        )
+
+
+class InvalidInput(DomainError):
+    status = 400
+    code = "invalid"
+
+
+class NotAllowed(DomainError):
+    status = 403
+    code = "permission_denied"
+
+
+class NotFound(DomainError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(DomainError):
+    status = 409
+    code = "conflict"

@@ -1,0 +1,199 @@
+"""The campaign domain: the append-only event log and the read models projected from it.
+
+`Event` is the source of truth. Everything else here is a projection (rebuilt by
+`manage.py rebuild_projections`), except a campaign's stream head (`head_seq`, `head_hash`) and its
+invite code, which are infrastructure rather than play.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from rolls.systems import SYSTEM_IDS
+
+SYSTEM_CHOICES = [(system_id, system_id) for system_id in SYSTEM_IDS]
+
+
+class AppendOnlyError(Exception):
+    """Raised when code tries to change or delete a logged event."""
+
+
+def new_invite_code() -> str:
+    return secrets.token_urlsafe(9)
+
+
+class Campaign(models.Model):
+    name = models.CharField(_("name"), max_length=120)
+    system = models.CharField(_("game system"), max_length=20, choices=SYSTEM_CHOICES)
+    options = models.JSONField(_("rule options"), default=dict)
+    invite_code = models.CharField(max_length=32, unique=True, default=new_invite_code)
+    # The stream head: the row that appends lock, and the last seq/hash they chain to.
+    head_seq = models.PositiveBigIntegerField(default=0)
+    head_hash = models.CharField(max_length=64, default="0" * 64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.system})"
+
+
+class Role(models.TextChoices):
+    GM = "gm", _("game master")
+    PLAYER = "player", _("player")
+    OBSERVER = "observer", _("observer")
+
+
+class Membership(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    role = models.CharField(max_length=10, choices=Role.choices)
+    joined_seq = models.PositiveBigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "user"], name="one_membership_per_user")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} as {self.role} in {self.campaign_id}"
+
+
+class Character(models.Model):
+    id = models.UUIDField(primary_key=True)
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="characters")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    name = models.CharField(_("name"), max_length=120)
+    traits = models.JSONField(default=dict)
+    resources = models.JSONField(default=dict)
+    created_seq = models.PositiveBigIntegerField()
+    updated_seq = models.PositiveBigIntegerField()
+
+    class Meta:
+        ordering = ["created_seq"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Period(models.Model):
+    """A stretch of play with a number, opened and closed by events (chapters and sessions)."""
+
+    id = models.UUIDField(primary_key=True)
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    number = models.PositiveIntegerField()
+    title = models.CharField(max_length=200, blank=True)
+    started_seq = models.PositiveBigIntegerField()
+    ended_seq = models.PositiveBigIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["number"]
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_seq is None
+
+
+class Chapter(Period):
+    class Meta(Period.Meta):
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign"],
+                condition=models.Q(ended_seq__isnull=True),
+                name="one_open_chapter_per_campaign",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Chapter {self.number}"
+
+
+class Session(Period):
+    class Meta(Period.Meta):
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign"],
+                condition=models.Q(ended_seq__isnull=True),
+                name="one_open_session_per_campaign",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Session {self.number}"
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public", _("public")
+    PRIVATE = "private", _("private")
+    BLIND = "blind", _("blind")
+
+
+class EventQuerySet(models.QuerySet):
+    def update(self, **kwargs):
+        raise AppendOnlyError("the event log is append-only: events cannot be updated")
+
+    def delete(self):
+        raise AppendOnlyError("the event log is append-only: events cannot be deleted")
+
+    update.queryset_only = True
+    delete.queryset_only = True
+
+
+class Event(models.Model):
+    """One entry of a campaign's stream. Append through `campaign.eventlog.append_event`."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="events")
+    seq = models.PositiveBigIntegerField()
+    type = models.CharField(max_length=64)
+    payload = models.JSONField(default=dict)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    created_at = models.DateTimeField()
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default="public")
+    # Context denormalised from the payload for filtering; part of the hash like every column.
+    session_id = models.UUIDField(null=True, blank=True)
+    chapter_id = models.UUIDField(null=True, blank=True)
+    character_id = models.UUIDField(null=True, blank=True)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    objects = EventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["campaign_id", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "seq"], name="gapless_seq_per_campaign")
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "type", "seq"]),
+            models.Index(fields=["campaign", "session_id", "seq"]),
+            models.Index(fields=["campaign", "chapter_id", "seq"]),
+            models.Index(fields=["campaign", "character_id", "seq"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.type}"
+
+    def save(self, *args, **kwargs):
+        # An integrity guard, not business logic: a stored event is never rewritten.
+        if not self._state.adding:
+            raise AppendOnlyError("the event log is append-only: events cannot be updated")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError("the event log is append-only: events cannot be deleted")

@@ -1,0 +1,62 @@
+"""Read models projected from the event log.
+
+A projector is a function of one event that updates read-model rows. The same projectors run
+incrementally (inside the append transaction) and in `rebuild`, which wipes a campaign's read
+models and replays its stream, so both paths give the same state by construction.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from django.db import models
+
+if TYPE_CHECKING:
+    from campaign.models import Campaign, Event
+
+Projector = Callable[["Event"], None]
+
+_projectors: dict[str, list[Projector]] = defaultdict(list)
+# Read models with a `campaign` foreign key that `rebuild` wipes before replaying.
+_read_models: list[type[models.Model]] = []
+
+
+def projects(*event_types: str) -> Callable[[Projector], Projector]:
+    def register(projector: Projector) -> Projector:
+        for event_type in event_types:
+            _projectors[event_type].append(projector)
+        return projector
+
+    return register
+
+
+def register_read_models(*model_classes: type[models.Model]) -> None:
+    for model_class in model_classes:
+        if model_class not in _read_models:
+            _read_models.append(model_class)
+
+
+def apply(event: Event) -> None:
+    for projector in _projectors.get(event.type, ()):
+        projector(event)
+
+
+def known_event_types() -> set[str]:
+    return set(_projectors)
+
+
+def rebuild(campaign: Campaign, events: Iterable[Event]) -> int:
+    """Replace the campaign's read models by a replay of ``events`` (its whole stream, in order).
+
+    Must run in a transaction holding the stream lock; returns the number of events replayed.
+    """
+    # Children first, so foreign keys between read models never dangle mid-wipe.
+    for model_class in reversed(_read_models):
+        model_class.objects.filter(campaign=campaign).delete()
+    count = 0
+    for event in events:
+        apply(event)
+        count += 1
+    return count

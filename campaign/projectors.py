@@ -1,0 +1,109 @@
+"""Projectors for the campaign's own events (membership, characters, chapters, sessions)."""
+
+from __future__ import annotations
+
+from campaign.models import Campaign, Chapter, Character, Event, Membership, Session
+from campaign.projections import projects, register_read_models
+
+register_read_models(Membership, Character, Chapter, Session)
+
+
+@projects("campaign.created")
+def _campaign_created(event: Event) -> None:
+    data = event.payload
+    Campaign.objects.filter(pk=event.campaign_id).update(
+        name=data["name"], system=data["system"], options=data["options"]
+    )
+
+
+@projects("campaign.options_changed")
+def _options_changed(event: Event) -> None:
+    Campaign.objects.filter(pk=event.campaign_id).update(options=event.payload["options"])
+
+
+@projects("campaign.renamed")
+def _renamed(event: Event) -> None:
+    Campaign.objects.filter(pk=event.campaign_id).update(name=event.payload["name"])
+
+
+@projects("member.joined")
+def _member_joined(event: Event) -> None:
+    Membership.objects.create(
+        campaign_id=event.campaign_id,
+        user_id=event.payload["user_id"],
+        role=event.payload["role"],
+        joined_seq=event.seq,
+    )
+
+
+@projects("member.role_changed")
+def _member_role_changed(event: Event) -> None:
+    Membership.objects.filter(
+        campaign_id=event.campaign_id, user_id=event.payload["user_id"]
+    ).update(role=event.payload["role"])
+
+
+@projects("member.left")
+def _member_left(event: Event) -> None:
+    Membership.objects.filter(
+        campaign_id=event.campaign_id, user_id=event.payload["user_id"]
+    ).delete()
+
+
+@projects("character.created")
+def _character_created(event: Event) -> None:
+    data = event.payload
+    Character.objects.create(
+        id=data["character_id"],
+        campaign_id=event.campaign_id,
+        owner_id=data["owner_id"],
+        name=data["name"],
+        traits=data["traits"],
+        resources=data["resources"],
+        created_seq=event.seq,
+        updated_seq=event.seq,
+    )
+
+
+@projects("character.changed")
+def _character_changed(event: Event) -> None:
+    data = event.payload
+    fields = {key: data[key] for key in ("name", "owner_id", "traits", "resources") if key in data}
+    Character.objects.filter(pk=data["character_id"]).update(updated_seq=event.seq, **fields)
+
+
+def _period_started(model: type[Chapter] | type[Session], event: Event) -> None:
+    model.objects.create(
+        id=event.payload["id"],
+        campaign_id=event.campaign_id,
+        number=event.payload["number"],
+        title=event.payload.get("title", ""),
+        started_seq=event.seq,
+        started_at=event.created_at,
+    )
+
+
+def _period_ended(model: type[Chapter] | type[Session], event: Event) -> None:
+    model.objects.filter(pk=event.payload["id"]).update(
+        ended_seq=event.seq, ended_at=event.created_at
+    )
+
+
+@projects("chapter.started")
+def _chapter_started(event: Event) -> None:
+    _period_started(Chapter, event)
+
+
+@projects("chapter.ended")
+def _chapter_ended(event: Event) -> None:
+    _period_ended(Chapter, event)
+
+
+@projects("session.started")
+def _session_started(event: Event) -> None:
+    _period_started(Session, event)
+
+
+@projects("session.ended")
+def _session_ended(event: Event) -> None:
+    _period_ended(Session, event)
