@@ -43,6 +43,7 @@ def hash_of(event: Event) -> str:
         created_at=timestamp(event.created_at),
         visibility=event.visibility,
         session=_text(event.session_id),
+        scene=_text(event.scene_id),
         chapter=_text(event.chapter_id),
         character=_text(event.character_id),
         prev_hash=event.prev_hash,
@@ -61,6 +62,7 @@ def append_event(
     actor_id: int | None,
     visibility: str = "public",
     session_id: UUID | None = None,
+    scene_id: UUID | None = None,
     chapter_id: UUID | None = None,
     character_id: UUID | None = None,
 ) -> Event:
@@ -75,6 +77,7 @@ def append_event(
         created_at=timezone.now(),
         visibility=visibility,
         session_id=session_id,
+        scene_id=scene_id,
         chapter_id=chapter_id,
         character_id=character_id,
         prev_hash=head.head_hash,

@@ -132,6 +132,37 @@ class Session(Period):
         return f"Session {self.number}"
 
 
+class SessionSecret(models.Model):
+    """The secret seed of a session's server-rolled dice; `session.started` carries only its
+    SHA-256 commitment and `session.ended` reveals it. Nothing shows it before that.
+
+    Not a projection: it cannot be derived from the log (that is the point) until the reveal.
+    """
+
+    session_id = models.UUIDField(primary_key=True)
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    seed = models.BinaryField()
+
+    def __str__(self) -> str:  # never print the seed
+        return f"secret of session {self.session_id}"
+
+
+class Scene(Period):
+    """A scene within play; the GMC's once-per-scene intentional dramatic failure counts these."""
+
+    class Meta(Period.Meta):
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign"],
+                condition=models.Q(ended_seq__isnull=True),
+                name="one_open_scene_per_campaign",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Scene {self.number}"
+
+
 class Visibility(models.TextChoices):
     PUBLIC = "public", _("public")
     PRIVATE = "private", _("private")
@@ -167,6 +198,7 @@ class Event(models.Model):
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default="public")
     # Context denormalised from the payload for filtering; part of the hash like every column.
     session_id = models.UUIDField(null=True, blank=True)
+    scene_id = models.UUIDField(null=True, blank=True)
     chapter_id = models.UUIDField(null=True, blank=True)
     character_id = models.UUIDField(null=True, blank=True)
     prev_hash = models.CharField(max_length=64)

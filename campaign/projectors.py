@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from campaign.models import Campaign, Chapter, Character, Event, Membership, Session
+from campaign.models import Campaign, Chapter, Character, Event, Membership, Scene, Session
 from campaign.projections import projects, register_read_models
 
-register_read_models(Membership, Character, Chapter, Session)
+register_read_models(Membership, Character, Chapter, Session, Scene)
 
 
 @projects("campaign.created")
@@ -72,7 +72,7 @@ def _character_changed(event: Event) -> None:
     Character.objects.filter(pk=data["character_id"]).update(updated_seq=event.seq, **fields)
 
 
-def _period_started(model: type[Chapter] | type[Session], event: Event) -> None:
+def _period_started(model: type[Chapter] | type[Session] | type[Scene], event: Event) -> None:
     model.objects.create(
         id=event.payload["id"],
         campaign_id=event.campaign_id,
@@ -83,7 +83,7 @@ def _period_started(model: type[Chapter] | type[Session], event: Event) -> None:
     )
 
 
-def _period_ended(model: type[Chapter] | type[Session], event: Event) -> None:
+def _period_ended(model: type[Chapter] | type[Session] | type[Scene], event: Event) -> None:
     model.objects.filter(pk=event.payload["id"]).update(
         ended_seq=event.seq, ended_at=event.created_at
     )
@@ -107,3 +107,13 @@ def _session_started(event: Event) -> None:
 @projects("session.ended")
 def _session_ended(event: Event) -> None:
     _period_ended(Session, event)
+
+
+@projects("scene.started")
+def _scene_started(event: Event) -> None:
+    _period_started(Scene, event)
+
+
+@projects("scene.ended")
+def _scene_ended(event: Event) -> None:
+    _period_ended(Scene, event)

@@ -6,6 +6,8 @@ call these. Errors are `campaign.errors.DomainError` subclasses naming the offen
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 import uuid
 from typing import Any
 
@@ -21,7 +23,9 @@ from campaign.models import (
     Character,
     Membership,
     Role,
+    Scene,
     Session,
+    SessionSecret,
     new_invite_code,
 )
 from rolls.systems import SYSTEM_IDS
@@ -30,7 +34,10 @@ from rolls.systems.options import validate_options
 from rolls.systems.traits import validate_resources, validate_traits
 
 MAX_NAME = 120
-UNCHANGED = object()  # "leave this field as it is", where None is a meaningful value
+UNCHANGED = object()
+PeriodModel = (
+    type[Chapter] | type[Session] | type[Scene]
+)  # "leave this field as it is", where None is a meaningful value
 
 
 def _clean_name(value: Any, field: str = "name", max_length: int = MAX_NAME) -> str:
@@ -274,8 +281,8 @@ def change_character(
 
 
 def _start_period(
-    model: type[Chapter] | type[Session], *, campaign: Campaign, actor: AbstractBaseUser, title: str
-) -> Chapter | Session:
+    model: PeriodModel, *, campaign: Campaign, actor: AbstractBaseUser, title: str
+) -> Chapter | Session | Scene:
     require_gm(campaign, actor)
     kind = model.__name__.lower()
     title = (title or "").strip() if isinstance(title, str | None) else title
@@ -289,30 +296,40 @@ def _start_period(
         )
     number = model.objects.filter(campaign=campaign).count() + 1
     period_id = uuid.uuid4()
-    context = {f"{kind}_id": period_id}
+    payload: dict[str, Any] = {"id": str(period_id), "number": number, "title": title}
+    if model is Session:
+        # Commit to the dice before any are rolled: only the seed's hash is published now.
+        seed = secrets.token_bytes(32)
+        SessionSecret.objects.create(session_id=period_id, campaign=campaign, seed=seed)
+        payload["seed_commitment"] = hashlib.sha256(seed).hexdigest()
     append_event(
         campaign=campaign,
         type=f"{kind}.started",
-        payload={"id": str(period_id), "number": number, "title": title},
+        payload=payload,
         actor_id=actor.pk,
-        **context,
+        **{f"{kind}_id": period_id},
     )
     return model.objects.get(pk=period_id)
 
 
 def _end_period(
-    model: type[Chapter] | type[Session], *, campaign: Campaign, actor: AbstractBaseUser
-) -> Chapter | Session:
+    model: PeriodModel, *, campaign: Campaign, actor: AbstractBaseUser
+) -> Chapter | Session | Scene:
     require_gm(campaign, actor)
     kind = model.__name__.lower()
     campaign = lock_stream(campaign.pk)
     current = model.objects.filter(campaign=campaign, ended_seq__isnull=True).first()
     if current is None:
         raise Conflict(kind, f"no {kind} is open")
+    payload: dict[str, Any] = {"id": str(current.pk), "number": current.number}
+    if model is Session:
+        # The reveal: from now on anyone can recompute every server-rolled face of the session.
+        secret = SessionSecret.objects.get(session_id=current.pk)
+        payload["seed"] = bytes(secret.seed).hex()
     append_event(
         campaign=campaign,
         type=f"{kind}.ended",
-        payload={"id": str(current.pk), "number": current.number},
+        payload=payload,
         actor_id=actor.pk,
         **{f"{kind}_id": current.pk},
     )
@@ -338,3 +355,13 @@ def start_session(*, campaign: Campaign, actor: AbstractBaseUser, title: str = "
 @transaction.atomic
 def end_session(*, campaign: Campaign, actor: AbstractBaseUser) -> Session:
     return _end_period(Session, campaign=campaign, actor=actor)
+
+
+@transaction.atomic
+def start_scene(*, campaign: Campaign, actor: AbstractBaseUser, title: str = "") -> Scene:
+    return _start_period(Scene, campaign=campaign, actor=actor, title=title)
+
+
+@transaction.atomic
+def end_scene(*, campaign: Campaign, actor: AbstractBaseUser) -> Scene:
+    return _end_period(Scene, campaign=campaign, actor=actor)

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class RollsConfig(AppConfig):
     name = "rolls"
     verbose_name = "Rolls"
+
+    def ready(self) -> None:
+        from rolls import projectors  # noqa: F401  (registers the projectors)

@@ -28,6 +28,7 @@ HASHED_FIELDS = (
     "created_at",
     "visibility",
     "session",
+    "scene",
     "chapter",
     "character",
     "prev_hash",

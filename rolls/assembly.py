@@ -1,0 +1,336 @@
+"""From a check request and a character sheet to the engine's check: the pool, assembled.
+
+Pure Python (no Django): the server calls it inside the append transaction with the rule state it
+read from the projections (attempt number, free botch still unused, teamwork bonus), and the
+result — the engine check plus a human-readable breakdown — is what the event records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rolls.systems import cofd, d6pool, storyteller
+from rolls.systems.errors import RuleError
+from rolls.systems.traits import NICE_DAMNIT_RANKS
+
+MAX_DICE = 100
+MAX_MODIFIER = 50
+
+# Request keys each system understands, with the engine key they feed (None: used in assembly).
+SYSTEM_KEYS: dict[str, tuple[str, ...]] = {
+    "d6pool": ("life_or_death",),
+    "storyteller": ("difficulty", "automatic", "stressful", "not_escalating"),
+    "cofd": (
+        "again",
+        "rote",
+        "exceptional_at",
+        "extra_successes",
+        "specialty",
+        "under_pressure",
+        "extended",
+    ),
+    "age": ("target", "focus", "active", "focus_required"),
+    "nice_damnit": (),
+}
+
+
+@dataclass(frozen=True)
+class RuleState:
+    """What the server read from the log before rolling."""
+
+    attempt: int = 1  # 1 + failed attempts at this task so far
+    free_botch_available: bool = False
+    teamwork_bonus: int = 0
+    helper_count: int = 0
+    life_or_death_allowed: bool = False  # set when a GM marks the action (or answers their call)
+
+
+@dataclass
+class Assembled:
+    check: dict[str, Any]
+    breakdown: list[dict[str, Any]] = field(default_factory=list)
+    rules: dict[str, Any] = field(default_factory=dict)
+
+
+def _int(request: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
+    value = request.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise RuleError(f"expected an integer from {low} to {high}", field=key)
+    return value
+
+
+def _bool(request: Mapping[str, Any], key: str, default: bool = False) -> bool:
+    value = request.get(key, default)
+    if not isinstance(value, bool):
+        raise RuleError("expected true or false", field=key)
+    return value
+
+
+def modifiers_of(request: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``modifiers``: ints, or ``{"group", "value", "label"}`` objects (CofD caps per group)."""
+    raw = request.get("modifiers") or []
+    if not isinstance(raw, list) or len(raw) > 20:
+        raise RuleError("expected a list of at most 20 modifiers", field="modifiers")
+    clean = []
+    for index, item in enumerate(raw):
+        where = f"modifiers.{index}"
+        if isinstance(item, int) and not isinstance(item, bool):
+            item = {"value": item}
+        if not isinstance(item, Mapping):
+            raise RuleError("a modifier is an integer or {group, value, label}", field=where)
+        value = item.get("value")
+        if not isinstance(value, int) or isinstance(value, bool) or abs(value) > MAX_MODIFIER:
+            raise RuleError(f"value must be an integer within ±{MAX_MODIFIER}", field=where)
+        group = item.get("group") or "circumstance"
+        label = item.get("label") or group
+        if not isinstance(group, str) or not isinstance(label, str) or len(label) > 60:
+            raise RuleError("group and label are short text", field=where)
+        clean.append({"group": group, "value": value, "label": label})
+    return clean
+
+
+def _trait_names(request: Mapping[str, Any]) -> list[str]:
+    names = request.get("traits") or []
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or len(names) > 4:
+        raise RuleError("expected a list of at most 4 trait names", field="traits")
+    return names
+
+
+def _lookup(sheet: Mapping[str, Any], groups: Sequence[str], name: str) -> tuple[str, int]:
+    for group in groups:
+        values = sheet.get(group) or {}
+        if name in values:
+            return group, values[name]
+    raise RuleError(f"the character has no trait {name!r}", field="traits")
+
+
+def _base(request: Mapping[str, Any]) -> int | None:
+    value = request.get("pool")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not -MAX_DICE <= value <= MAX_DICE:
+        raise RuleError(f"expected an integer from {-MAX_DICE} to {MAX_DICE}", field="pool")
+    return value
+
+
+def _dice_from_traits(
+    sheet: Mapping[str, Any] | None, request: Mapping[str, Any], groups: Sequence[str]
+) -> tuple[int, list[dict[str, Any]]]:
+    """Σ named traits (+ an explicit ``pool`` of dice), with the breakdown lines."""
+    names = _trait_names(request)
+    base = _base(request)
+    if names and sheet is None:
+        raise RuleError("traits need a character", field="traits")
+    if not names and base is None:
+        raise RuleError("name the traits to roll, or give a pool", field="traits")
+    total, lines = 0, []
+    for name in names:
+        group, value = _lookup(sheet or {}, groups, name)
+        total += value
+        lines.append({"label": name, "value": value, "kind": group})
+    if base is not None:
+        total += base
+        lines.append({"label": "pool", "value": base, "kind": "dice"})
+    return total, lines
+
+
+def _check_pool(pool: int) -> int:
+    if pool > MAX_DICE:
+        raise RuleError(f"{pool} dice is above the cap of {MAX_DICE}", field="pool")
+    return pool
+
+
+def _mod_lines(mods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"label": m["label"], "value": m["value"], "kind": m["group"]} for m in mods]
+
+
+def assemble(
+    system: str,
+    sheet: Mapping[str, Any] | None,
+    request: Mapping[str, Any],
+    options: Mapping[str, Any],
+    state: RuleState = RuleState(),
+) -> Assembled:
+    builder = _BUILDERS.get(system)
+    if builder is None:
+        raise RuleError(f"unknown game system {system!r}", field="system")
+    return builder(sheet, request, options, state)
+
+
+def _d6pool(sheet, request, options, state) -> Assembled:
+    dice, lines = _dice_from_traits(sheet, request, ("attributes", "abilities"))
+    mods = modifiers_of(request)
+    lines += _mod_lines(mods)
+    pool = dice + sum(m["value"] for m in mods)
+    rules: dict[str, Any] = {}
+    if _bool(request, "life_or_death"):
+        if not state.life_or_death_allowed:
+            raise RuleError("only the GM marks an action as life-or-death", field="life_or_death")
+        extra = d6pool.adrenaline_dice(True, True, options.get("adrenaline_dice", 2))
+        pool += extra
+        lines.append({"label": "adrenaline", "value": extra, "kind": "adrenaline"})
+        rules["adrenaline_dice"] = extra
+    check = {"pool": _check_pool(pool), "desperate": options.get("desperate", "all_hits")}
+    return Assembled(check, lines, rules)
+
+
+def _storyteller(sheet, request, options, state) -> Assembled:
+    dice, lines = _dice_from_traits(sheet, request, ("attributes", "abilities"))
+    mods = modifiers_of(request)
+    lines += _mod_lines(mods)
+    pool = dice + sum(m["value"] for m in mods)
+    base_difficulty = _int(request, "difficulty", 6, 2, 10)
+    exempt = _bool(request, "not_escalating")
+    mode = options.get("retry_escalation", "seed")
+    difficulty = storyteller.retry_difficulty(base_difficulty, state.attempt, mode, exempt=exempt)
+    rules: dict[str, Any] = {"attempt": state.attempt, "base_difficulty": base_difficulty}
+    if difficulty != base_difficulty:
+        rules["difficulty_raise"] = difficulty - base_difficulty
+        lines.append(
+            {"label": "retry", "value": difficulty - base_difficulty, "kind": "difficulty"}
+        )
+    if exempt:
+        rules["not_escalating"] = True
+    check = {
+        "pool": _check_pool(pool),
+        "difficulty": difficulty,
+        "automatic": _bool(request, "automatic"),
+        "stressful": _bool(request, "stressful"),
+        "free_botch": state.free_botch_available,
+    }
+    return Assembled(check, lines, rules)
+
+
+def _cofd(sheet, request, options, state) -> Assembled:
+    dice, lines = _dice_from_traits(sheet, request, ("attributes", "skills"))
+    specialty = request.get("specialty")
+    if specialty:
+        named = [
+            n
+            for n in _trait_names(request)
+            if specialty in ((sheet or {}).get("specialties") or {}).get(n, [])
+        ]
+        if not named:
+            raise RuleError(f"no rolled skill has the specialty {specialty!r}", field="specialty")
+        dice += 1
+        lines.append({"label": specialty, "value": 1, "kind": "specialty"})
+    mods = modifiers_of(request)
+    under_pressure = _bool(request, "under_pressure")
+    extended = _bool(request, "extended")
+    penalty = cofd.retry_penalty(
+        state.attempt,
+        under_pressure=under_pressure,
+        extended=extended,
+        enabled=options.get("retry_penalty", True),
+    )
+    if penalty:
+        mods.append({"group": "retry", "value": penalty, "label": "retry"})
+    if state.helper_count:
+        mods.append({"group": "teamwork", "value": state.teamwork_bonus, "label": "teamwork"})
+    lines += _mod_lines(mods)
+    pool = cofd.capped_pool(dice, mods, cap=options.get("modifier_cap", 5))
+    again = request.get("again", 10)
+    if again not in (10, 9, 8, None):
+        raise RuleError("expected 10, 9, 8 or null (no explosions)", field="again")
+    check = {
+        "pool": _check_pool(pool),
+        "again": again,
+        "rote": _bool(request, "rote"),
+        "exceptional_at": _int(request, "exceptional_at", 5, 1, 10),
+        "extra_successes": _int(request, "extra_successes", 0, 0, 10),
+    }
+    rules = {"attempt": state.attempt}
+    if penalty:
+        rules["retry_penalty"] = penalty
+    if state.helper_count:
+        rules["teamwork_bonus"] = state.teamwork_bonus
+    return Assembled(check, lines, rules)
+
+
+def _age(sheet, request, options, state) -> Assembled:
+    names = _trait_names(request)
+    base = _base(request)
+    lines: list[dict[str, Any]] = []
+    ability = 0
+    if len(names) > 1:
+        raise RuleError("an AGE test uses one ability", field="traits")
+    if names:
+        if sheet is None:
+            raise RuleError("traits need a character", field="traits")
+        _, ability = _lookup(sheet, ("abilities",), names[0])
+        lines.append({"label": names[0], "value": ability, "kind": "abilities"})
+    if base is not None:
+        ability += base
+        lines.append({"label": "ability", "value": base, "kind": "ability"})
+    focus_name = request.get("focus")
+    has_focus = False
+    if focus_name:
+        if not isinstance(focus_name, str):
+            raise RuleError("name the focus", field="focus")
+        focuses = (sheet or {}).get("focuses") or {}
+        owned = [f for ability_name in names for f in focuses.get(ability_name, [])]
+        if sheet is not None and focus_name not in owned:
+            raise RuleError(f"the character has no focus {focus_name!r} here", field="focus")
+        has_focus = True
+        lines.append({"label": focus_name, "value": 2, "kind": "focus"})
+    mods = modifiers_of(request)
+    lines += _mod_lines(mods)
+    target = request.get("target")
+    if target is not None:
+        target = _int(request, "target", 0, 1, 40)
+    check = {
+        "ability": ability,
+        "focus": has_focus,
+        "modifier": sum(m["value"] for m in mods),
+        "target": target,
+        "active": _bool(request, "active", True),
+        "focus_required": _bool(request, "focus_required"),
+        "fortune_dice": options.get("fortune_dice", True),
+    }
+    return Assembled(check, lines, {})
+
+
+def _nice_damnit(sheet, request, options, state) -> Assembled:
+    names = _trait_names(request)
+    base = _base(request)
+    lines: list[dict[str, Any]] = []
+    bonus = 0
+    if names and sheet is None:
+        raise RuleError("traits need a character", field="traits")
+    for name in names:
+        group, value = _lookup(sheet or {}, ("areas", "skills"), name)
+        value = NICE_DAMNIT_RANKS[value] if group == "skills" else value
+        bonus += value
+        lines.append({"label": name, "value": value, "kind": group})
+    if base is not None:
+        bonus += base
+        lines.append({"label": "bonus", "value": base, "kind": "bonus"})
+    mods = modifiers_of(request)
+    lines += _mod_lines(mods)
+    bonus += sum(m["value"] for m in mods)
+    check = {"bonus": bonus, "extra_nice": 0, "extra_nice_enabled": options.get("extra_nice", True)}
+    return Assembled(check, lines, {})
+
+
+_BUILDERS = {
+    "d6pool": _d6pool,
+    "storyteller": _storyteller,
+    "cofd": _cofd,
+    "age": _age,
+    "nice_damnit": _nice_damnit,
+}
+
+# Systems where a failed attempt at a named task makes the next one harder.
+RETRY_SYSTEMS = ("storyteller", "cofd")
+
+
+def is_failed_attempt(system: str, result: Mapping[str, Any]) -> bool:
+    if system == "storyteller":
+        return result["outcome"] in ("failure", "botch")
+    if system == "cofd":
+        return result["outcome"] in ("failure", "dramatic_failure")
+    return False

@@ -1,0 +1,95 @@
+"""Read models of play (projections of check events) and the per-session dice secret."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from campaign.models import Campaign
+
+
+class Check(models.Model):
+    """One `check.rolled` event with its follow-ups applied: what the feed and the audit show."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="checks")
+    seq = models.PositiveBigIntegerField()
+    kind = models.CharField(max_length=20)
+    system = models.CharField(max_length=20)
+    actor_id = models.BigIntegerField(null=True)
+    visibility = models.CharField(max_length=10)
+    audience = models.JSONField(default=list)  # user ids who may see a private roll
+    revealed = models.BooleanField(default=False)
+    session_id = models.UUIDField(null=True)
+    scene_id = models.UUIDField(null=True)
+    chapter_id = models.UUIDField(null=True)
+    character_id = models.UUIDField(null=True)
+    label = models.CharField(max_length=200, blank=True)
+    task = models.CharField(max_length=120, blank=True)
+    manual = models.BooleanField(default=False)
+    outcome = models.CharField(max_length=30)
+    data = models.JSONField(default=dict)  # the event payload, follow-ups applied
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["campaign_id", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "seq"], name="one_check_per_event")
+        ]
+        indexes = [models.Index(fields=["campaign", "character_id", "seq"])]
+
+    def __str__(self) -> str:
+        return f"check #{self.seq} ({self.outcome})"
+
+
+class RuleUse(models.Model):
+    """A once-per-period allowance taken: the free botch, the intentional dramatic failure."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    rule = models.CharField(max_length=40)
+    period_id = models.UUIDField(null=True)  # the session / chapter / scene it counts against
+    character_id = models.UUIDField(null=True)  # null: per table
+    check_seq = models.PositiveBigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "rule", "check_seq"], name="one_use_per_check"
+            )
+        ]
+        indexes = [models.Index(fields=["campaign", "rule", "period_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.rule} used by check #{self.check_seq}"
+
+
+class TaskAttempts(models.Model):
+    """Failed attempts so far at a named task (retry escalation / retry penalty)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    character_id = models.UUIDField()
+    task = models.CharField(max_length=120)
+    failures = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "character_id", "task"], name="one_counter_per_task"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task}: {self.failures} failed"
+
+
+class CheckCall(models.Model):
+    """The GM's call for a check: shown to the named characters' players with a roll button."""
+
+    id = models.UUIDField(primary_key=True)
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    seq = models.PositiveBigIntegerField()
+    request = models.JSONField(default=dict)
+    character_ids = models.JSONField(default=list)
+    answered = models.JSONField(default=dict)  # character id -> check seq
+    closed = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"call #{self.seq}"

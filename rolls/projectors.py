@@ -1,0 +1,159 @@
+"""Projectors for play events: checks, their follow-ups, rule allowances, retries and calls.
+
+They apply what each event records; the decisions themselves were taken by `rolls.services`
+under the stream lock, so replaying the log never re-decides a rule.
+"""
+
+from __future__ import annotations
+
+from django.db.models import F
+
+from campaign.models import Character, Event
+from campaign.projections import projects, register_read_models
+from rolls.assembly import RETRY_SYSTEMS, is_failed_attempt
+from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
+
+register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
+
+
+def _add_resource(character_id: str | None, name: str, delta: int) -> None:
+    if not character_id or not delta:
+        return
+    character = Character.objects.filter(pk=character_id).first()
+    if character is None:
+        return
+    resources = dict(character.resources)
+    resources[name] = max(0, int(resources.get(name, 0)) + delta)
+    Character.objects.filter(pk=character_id).update(resources=resources)
+
+
+@projects("check.rolled")
+def _check_rolled(event: Event) -> None:
+    data = event.payload
+    rolls = data["rolls"]
+    Check.objects.create(
+        campaign_id=event.campaign_id,
+        seq=event.seq,
+        kind=data["kind"],
+        system=data["system"],
+        actor_id=event.actor_id,
+        visibility=event.visibility,
+        audience=data["audience"],
+        session_id=event.session_id,
+        scene_id=event.scene_id,
+        chapter_id=event.chapter_id,
+        character_id=event.character_id,
+        label=data["label"],
+        task=data["task"],
+        manual=data["dice"] == "manual",
+        outcome=rolls[0]["result"]["outcome"],
+        data=data,
+        created_at=event.created_at,
+    )
+    for roll in rolls:
+        if roll["result"].get("free_botch_consumed"):
+            per_table = data.get("free_botch_scope") == "per_table"
+            RuleUse.objects.create(
+                campaign_id=event.campaign_id,
+                rule="free_botch",
+                period_id=event.session_id,
+                character_id=None if per_table else roll["character_id"],
+                check_seq=event.seq,
+            )
+        _add_resource(roll["character_id"], "beats", roll.get("beats_awarded", 0))
+    for helper_seq in data.get("helpers", []):
+        RuleUse.objects.create(
+            campaign_id=event.campaign_id, rule="helper", period_id=None, check_seq=helper_seq
+        )
+    first = rolls[0]
+    if data["task"] and first["character_id"] and data["system"] in RETRY_SYSTEMS:
+        counter = TaskAttempts.objects.filter(
+            campaign_id=event.campaign_id, character_id=first["character_id"], task=data["task"]
+        )
+        if is_failed_attempt(data["system"], first["result"]):
+            if not counter.update(failures=F("failures") + 1):
+                TaskAttempts.objects.create(
+                    campaign_id=event.campaign_id,
+                    character_id=first["character_id"],
+                    task=data["task"],
+                    failures=1,
+                )
+        elif first["result"]["outcome"] not in ("impossible",):
+            counter.delete()
+    if data.get("call_id"):
+        call = CheckCall.objects.filter(pk=data["call_id"]).first()
+        if call is not None:
+            call.answered = {**call.answered, str(event.character_id): event.seq}
+            call.closed = set(call.answered) >= set(call.character_ids)
+            call.save(update_fields=["answered", "closed"])
+
+
+def _update_roll(event: Event, **changes) -> Check:
+    """Apply a follow-up's new result (and check) to the first roll of its check."""
+    check = Check.objects.get(campaign_id=event.campaign_id, seq=event.payload["check_seq"])
+    data = dict(check.data)
+    roll = dict(data["rolls"][0])
+    roll.update(changes)
+    data["rolls"] = [roll, *data["rolls"][1:]]
+    data.setdefault("followups", []).append({"seq": event.seq, "type": event.type})
+    check.data = data
+    check.outcome = roll["result"]["outcome"]
+    check.save(update_fields=["data", "outcome"])
+    return check
+
+
+@projects("check.dramatic_failure_taken")
+def _dramatic_failure(event: Event) -> None:
+    check = _update_roll(event, result=event.payload["result"])
+    RuleUse.objects.create(
+        campaign_id=event.campaign_id,
+        rule="intentional_dramatic_failure",
+        period_id=event.payload["period_id"],
+        character_id=check.character_id,
+        check_seq=check.seq,
+    )
+    _add_resource(str(check.character_id), "beats", event.payload["beats"])
+
+
+@projects("check.fortune_spent")
+def _fortune_spent(event: Event) -> None:
+    check = _update_roll(event, result=event.payload["result"], check=event.payload["check"])
+    Check.objects.filter(pk=check.pk).update(data={**check.data, "fortune_spent": True})
+    _add_resource(str(check.character_id), "fortune", -event.payload["cost"])
+
+
+@projects("check.extra_nice_taken")
+def _extra_nice(event: Event) -> None:
+    _update_roll(event, result=event.payload["result"], check=event.payload["check"])
+
+
+@projects("check.revealed")
+def _revealed(event: Event) -> None:
+    Check.objects.filter(campaign_id=event.campaign_id, seq=event.payload["check_seq"]).update(
+        revealed=True
+    )
+
+
+@projects("task.reset")
+def _task_reset(event: Event) -> None:
+    TaskAttempts.objects.filter(
+        campaign_id=event.campaign_id,
+        character_id=event.payload["character_id"],
+        task=event.payload["task"],
+    ).delete()
+
+
+@projects("check.called")
+def _called(event: Event) -> None:
+    CheckCall.objects.create(
+        id=event.payload["call_id"],
+        campaign_id=event.campaign_id,
+        seq=event.seq,
+        request=event.payload["request"],
+        character_ids=event.payload["character_ids"],
+    )
+
+
+@projects("check.call_closed")
+def _call_closed(event: Event) -> None:
+    CheckCall.objects.filter(pk=event.payload["call_id"]).update(closed=True)

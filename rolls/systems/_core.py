@@ -1,0 +1,111 @@
+"""Shared plumbing: the error type, check validation and the list-backed face feed.
+
+Every system module provides the same five things, so ``resolve`` and the roller share one path:
+
+* ``parse(check) -> Params`` — validate the check dict into a hashable NamedTuple;
+* ``face_count(params) -> int | None`` — how many faces the check consumes (None: it depends on
+  the faces, as with CofD rerolls and explosions);
+* ``play(params, draw) -> (faces, result)`` — the rules, written against ``draw(sides) -> int``;
+  returns the faces in the order they were drawn, so the roller needs no recording wrapper;
+* ``odds(params) -> dict`` — exact probabilities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MAX_DICE = 100  # the server's cap; also bounds the work a single check can ask for
+
+
+class RuleError(ValueError):
+    """A check or a list of faces that the rules cannot resolve; the message says why."""
+
+
+def as_mapping(system: str, check: object) -> Mapping[str, Any]:
+    if not isinstance(check, Mapping):
+        raise RuleError(f"{system}: the check must be a JSON object, got {type(check).__name__}")
+    return check
+
+
+def get_int(
+    system: str,
+    check: Mapping[str, Any],
+    key: str,
+    default: int | None = None,
+    *,
+    lo: int | None = None,
+    hi: int | None = None,
+) -> int:
+    v = check.get(key, default)
+    if v is None:
+        raise RuleError(f"{system}: check key '{key}' is required (an int)")
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise RuleError(f"{system}: check key '{key}' must be an int, got {type(v).__name__}")
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        lo_s = "" if lo is None else str(lo)
+        hi_s = "" if hi is None else str(hi)
+        raise RuleError(f"{system}: check key '{key}' must be in {lo_s}..{hi_s}, got {v}")
+    return v
+
+
+def get_bool(system: str, check: Mapping[str, Any], key: str, default: bool) -> bool:
+    v = check.get(key, default)
+    if not isinstance(v, bool):
+        raise RuleError(f"{system}: check key '{key}' must be true or false, got {v!r}")
+    return v
+
+
+def get_choice(
+    system: str, check: Mapping[str, Any], key: str, default: str, choices: Sequence[str]
+) -> str:
+    v = check.get(key, default)
+    if v not in choices or not isinstance(v, str):
+        raise RuleError(f"{system}: check key '{key}' must be one of {list(choices)}, got {v!r}")
+    return v
+
+
+def check_dice_count(system: str, n: int, what: str = "pool") -> None:
+    if n > MAX_DICE:
+        raise RuleError(f"{system}: {what} calls for {n} dice; at most {MAX_DICE} are allowed")
+
+
+class FaceFeed:
+    """Hands out caller-supplied faces in order, checking each against the die it stands for."""
+
+    __slots__ = ("expected", "faces", "pos", "system")
+
+    def __init__(self, system: str, faces: Sequence[int], expected: int | None) -> None:
+        if isinstance(faces, str | bytes | bytearray) or not isinstance(faces, Sequence):
+            raise RuleError(f"{system}: faces must be a list of ints")
+        self.system = system
+        self.faces = faces
+        self.expected = expected
+        self.pos = 0
+
+    def _count(self) -> str:
+        if self.expected is not None:
+            return f"expected {self.expected}"
+        return f"this roll needs at least {self.pos + 1}"
+
+    def draw(self, sides: int) -> int:
+        pos = self.pos
+        if pos >= len(self.faces):
+            raise RuleError(
+                f"{self.system}: too few faces: got {len(self.faces)}, {self._count()} "
+                f"(face #{pos + 1} would be a d{sides})"
+            )
+        f = self.faces[pos]
+        if not isinstance(f, int) or isinstance(f, bool) or not 1 <= f <= sides:
+            raise RuleError(
+                f"{self.system}: face #{pos + 1} is {f!r}; expected a d{sides} face, "
+                f"an int in 1..{sides}"
+            )
+        self.pos = pos + 1
+        return f
+
+    def finish(self) -> None:
+        if self.pos != len(self.faces):
+            raise RuleError(
+                f"{self.system}: too many faces: got {len(self.faces)}, the roll used {self.pos}"
+            )
