@@ -12,4 +12,5 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("health/", health, name="health"),
+    path("api/", include("config.api_urls")),
 ]

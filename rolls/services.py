@@ -45,6 +45,11 @@ KIND_KEYS = {
     "nice_damnit": set(),
 }
 MAX_ACTIONS = 6
+# Flags only a GM sets (directly, or in a call for a check that a player answers).
+GM_FLAGS = {
+    "not_escalating": "only the GM marks a check as not escalating",
+    "life_or_death": "only the GM marks an action as life-or-death",
+}
 
 
 def _rules(call, *args, prefix: str = "", **kwargs):
@@ -206,6 +211,9 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     session = _open(Session, campaign)
     if session is None:
         raise Conflict("session", "no session is open: the GM starts one before anyone rolls")
+    for gm_flag, message in GM_FLAGS.items():
+        if data.get(gm_flag) and not is_gm and not (call and call.request.get(gm_flag)):
+            raise NotAllowed(gm_flag, message)
     character = _character(campaign, data.get("character"))
     if character is not None:
         require_controls_character(membership, character)

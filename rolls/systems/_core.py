@@ -18,8 +18,7 @@ from typing import Any
 MAX_DICE = 100  # the server's cap; also bounds the work a single check can ask for
 
 
-class RuleError(ValueError):
-    """A check or a list of faces that the rules cannot resolve; the message says why."""
+from .errors import RuleError  # noqa: E402  (one error class for engines, options, sheets)
 
 
 def as_mapping(system: str, check: object) -> Mapping[str, Any]:

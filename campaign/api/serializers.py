@@ -1,0 +1,90 @@
+"""Shapes of campaign resources over the API. Validation of meaning lives in the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Session
+from rolls.systems import SYSTEM_IDS
+
+
+class PeriodSerializer(serializers.Serializer):
+    id = serializers.UUIDField(read_only=True)
+    number = serializers.IntegerField(read_only=True)
+    title = serializers.CharField(read_only=True)
+    started_seq = serializers.IntegerField(read_only=True)
+    ended_seq = serializers.IntegerField(read_only=True, allow_null=True)
+    started_at = serializers.DateTimeField(read_only=True)
+    ended_at = serializers.DateTimeField(read_only=True, allow_null=True)
+    is_open = serializers.BooleanField(read_only=True)
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    user_id = serializers.IntegerField(read_only=True)
+    username = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["user_id", "username", "role", "joined_seq"]
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    my_role = serializers.SerializerMethodField()
+    invite_code = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Campaign
+        fields = ["id", "name", "system", "options", "head_seq", "my_role", "invite_code"]
+
+    def get_my_role(self, campaign: Campaign) -> str | None:
+        roles = self.context.get("roles", {})
+        return roles.get(campaign.pk)
+
+    def get_invite_code(self, campaign: Campaign) -> str | None:
+        """Only GMs see the invite code (anyone holding it can join)."""
+        return campaign.invite_code if self.get_my_role(campaign) == Role.GM else None
+
+
+class CampaignCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=120)
+    system = serializers.ChoiceField(choices=SYSTEM_IDS)
+    options = serializers.DictField(required=False, help_text="rule options; see /api/rules/")
+
+
+class CampaignUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=120, required=False)
+    options = serializers.DictField(required=False, help_text="only the options to change")
+
+
+class JoinSerializer(serializers.Serializer):
+    invite_code = serializers.CharField(max_length=32)
+
+
+class RoleSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class CharacterSerializer(serializers.ModelSerializer):
+    owner_id = serializers.IntegerField(allow_null=True, required=False)
+
+    class Meta:
+        model = Character
+        fields = ["id", "name", "owner_id", "traits", "resources", "created_seq", "updated_seq"]
+        read_only_fields = ["id", "created_seq", "updated_seq"]
+
+
+class CharacterWriteSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=120, required=False)
+    traits = serializers.DictField(required=False)
+    resources = serializers.DictField(required=False)
+    owner_id = serializers.IntegerField(allow_null=True, required=False)
+
+
+class TitleSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+
+def period_data(period: Chapter | Session | Scene | None) -> dict[str, Any] | None:
+    return None if period is None else PeriodSerializer(period).data

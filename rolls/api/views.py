@@ -1,0 +1,299 @@
+"""REST views for checks, follow-ups, calls, the event log and the rule state panels."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaign.api.views import campaign_for
+from campaign.errors import InvalidInput, NotFound
+from campaign.models import Membership, Role
+from rolls import selectors, services
+from rolls.api.serializers import (
+    CallSerializer,
+    CheckRequestSerializer,
+    CheckSerializer,
+    EventSerializer,
+    ExtraNiceSerializer,
+    FortuneSerializer,
+    TaskResetSerializer,
+)
+from rolls.models import Check, CheckCall
+from rolls.state import rule_state_for
+
+
+def json_object(request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise InvalidInput("non_field_errors", "expected a JSON object")
+    return request.data
+
+
+def check_data(check: Check, membership: Membership) -> dict[str, Any]:
+    shown: dict[str, Any] = {
+        "seq": check.seq,
+        "kind": check.kind,
+        "system": check.system,
+        "visibility": check.visibility,
+        "revealed": check.revealed,
+        "actor_id": check.actor_id,
+        "created_at": check.created_at,
+    }
+    if not selectors.check_visible(check, membership):
+        return {**shown, "redacted": True}
+    return {
+        **shown,
+        "redacted": False,
+        "outcome": check.outcome,
+        "character": check.character_id,
+        "session": check.session_id,
+        "chapter": check.chapter_id,
+        "label": check.label,
+        "task": check.task,
+        "manual": check.manual,
+        "data": check.data,
+    }
+
+
+def _int_param(request: Request, name: str, default: int | None = None) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise InvalidInput(name, "must be an integer") from None
+    if value < 0:
+        raise InvalidInput(name, "must not be negative")
+    return value
+
+
+class CheckListView(APIView):
+    @extend_schema(
+        responses=CheckSerializer(many=True),
+        parameters=[OpenApiParameter("after", int), OpenApiParameter("limit", int)],
+        summary="Checks, as I may see them",
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        after = _int_param(request, "after", 0)
+        limit = min(_int_param(request, "limit", 100) or 100, 500)
+        checks = Check.objects.filter(campaign=campaign, seq__gt=after).order_by("seq")[:limit]
+        return Response([check_data(check, membership) for check in checks])
+
+    @extend_schema(
+        request=CheckRequestSerializer, responses={201: CheckSerializer}, summary="Roll a check"
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        check = services.check_roll(
+            campaign=campaign, actor=request.user, request=json_object(request)
+        )
+        return Response(check_data(check, membership), status=status.HTTP_201_CREATED)
+
+
+class OddsView(APIView):
+    @extend_schema(
+        request=CheckRequestSerializer, responses=OpenApiTypes.OBJECT, summary="Odds, no roll"
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        return Response(
+            services.preview_odds(
+                campaign=campaign, actor=request.user, request=json_object(request)
+            )
+        )
+
+
+class CheckDetailView(APIView):
+    @extend_schema(responses=CheckSerializer)
+    def get(self, request: Request, campaign_id: int, seq: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        check = Check.objects.filter(campaign=campaign, seq=seq).first()
+        if check is None:
+            raise NotFound("check", "no such check in this campaign")
+        return Response(check_data(check, membership))
+
+
+class DramaticFailureView(APIView):
+    @extend_schema(request=None, responses=CheckSerializer, summary="CofD: fail dramatically")
+    def post(self, request: Request, campaign_id: int, seq: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        check = services.take_dramatic_failure(campaign=campaign, actor=request.user, seq=seq)
+        return Response(check_data(check, membership))
+
+
+class FortuneView(APIView):
+    @extend_schema(request=FortuneSerializer, responses=CheckSerializer, summary="AGE: Fortune")
+    def post(self, request: Request, campaign_id: int, seq: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        data = json_object(request)
+        check = services.spend_fortune(
+            campaign=campaign,
+            actor=request.user,
+            seq=seq,
+            die=data.get("die"),
+            value=data.get("value"),
+        )
+        return Response(check_data(check, membership))
+
+
+class ExtraNiceView(APIView):
+    @extend_schema(request=ExtraNiceSerializer, responses=CheckSerializer, summary="Extra Nice!")
+    def post(self, request: Request, campaign_id: int, seq: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        data = json_object(request)
+        check = services.take_extra_nice(
+            campaign=campaign, actor=request.user, seq=seq, count=data.get("count")
+        )
+        return Response(check_data(check, membership))
+
+
+class RevealView(APIView):
+    @extend_schema(request=None, responses=CheckSerializer, summary="GM: reveal a hidden roll")
+    def post(self, request: Request, campaign_id: int, seq: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        check = services.reveal_check(campaign=campaign, actor=request.user, seq=seq)
+        return Response(check_data(check, membership))
+
+
+class TaskResetView(APIView):
+    @extend_schema(request=TaskResetSerializer, responses={204: None}, summary="GM: reset a retry")
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        data = json_object(request)
+        services.reset_task(
+            campaign=campaign,
+            actor=request.user,
+            character_id=data.get("character"),
+            task=data.get("task"),
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def call_data(call: CheckCall) -> dict[str, Any]:
+    return {
+        "id": call.pk,
+        "seq": call.seq,
+        "characters": call.character_ids,
+        "request": call.request,
+        "answered": call.answered,
+        "closed": call.closed,
+    }
+
+
+class CallListView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Open calls for a check (mine, or all)")
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        calls = CheckCall.objects.filter(campaign=campaign, closed=False).order_by("seq")
+        if membership.role != Role.GM:
+            mine = {
+                str(pk)
+                for pk in campaign.characters.filter(owner=request.user).values_list(
+                    "pk", flat=True
+                )
+            }
+            calls = [call for call in calls if mine & set(call.character_ids)]
+        return Response([call_data(call) for call in calls])
+
+    @extend_schema(request=CallSerializer, responses={201: OpenApiTypes.OBJECT}, summary="GM: call")
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        data = json_object(request)
+        call = services.call_for_check(
+            campaign=campaign,
+            actor=request.user,
+            character_ids=data.get("characters"),
+            request=data.get("request", {}),
+        )
+        return Response(call_data(call), status=status.HTTP_201_CREATED)
+
+
+class CallCloseView(APIView):
+    @extend_schema(request=None, responses={204: None}, summary="GM: close a call")
+    def post(self, request: Request, campaign_id: int, call_id: str) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        services.close_call(campaign=campaign, actor=request.user, call_id=call_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class EventListView(APIView):
+    @extend_schema(
+        responses=EventSerializer(many=True),
+        parameters=[
+            OpenApiParameter("after", int, description="cursor: events with seq > after"),
+            OpenApiParameter("until", int),
+            OpenApiParameter("limit", int, description="at most 1000"),
+            OpenApiParameter("type", str, many=True),
+            OpenApiParameter("session", str),
+            OpenApiParameter("chapter", str),
+            OpenApiParameter("character", str),
+        ],
+        summary="The event log, as I may see it",
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        _, membership = campaign_for(request, campaign_id)
+        filters = {}
+        for name in ("session", "chapter", "character"):
+            value = request.query_params.get(name)
+            if value:
+                filters[name] = _uuid(name, value)
+        events = selectors.events_for(
+            membership=membership,
+            after=_int_param(request, "after", 0),
+            until=_int_param(request, "until"),
+            types=request.query_params.getlist("type") or None,
+            limit=min(_int_param(request, "limit", 200) or 200, 1000),
+            **filters,
+        )
+        return Response(events)
+
+
+def _uuid(name: str, value: str) -> str:
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise InvalidInput(name, "is not an id") from None
+
+
+class RuleStateView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="What the stateful rules track now")
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        return Response(rule_state_for(campaign, membership))
+
+
+class ExportView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="GM: the whole log, for verification")
+    def get(self, request: Request, campaign_id: int) -> Response:
+        from campaign.export import export_campaign
+
+        from campaign.access import require_gm
+
+        campaign, _ = campaign_for(request, campaign_id)
+        require_gm(campaign, request.user)
+        return Response(export_campaign(campaign))
+
+
+class ExportCsvView(APIView):
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR}, summary="GM: checks as CSV")
+    def get(self, request: Request, campaign_id: int) -> HttpResponse:
+        from campaign.export import checks_csv
+
+        from campaign.access import require_gm
+
+        campaign, _ = campaign_for(request, campaign_id)
+        require_gm(campaign, request.user)
+        response = HttpResponse(checks_csv(campaign), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="campaign-{campaign.pk}-checks.csv"'
+        )
+        return response
