@@ -43,7 +43,9 @@ class CheckSerializer(serializers.Serializer):
 
 class FortuneSerializer(serializers.Serializer):
     die = serializers.IntegerField(help_text="0 or 1: a regular die; 2: the Drama Die")
-    value = serializers.IntegerField(help_text="the face, 1..6; costs value, double on the Drama Die")
+    value = serializers.IntegerField(
+        help_text="the face, 1..6; costs value, double on the Drama Die"
+    )
 
 
 class ExtraNiceSerializer(serializers.Serializer):
