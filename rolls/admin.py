@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from campaign.admin import ReadOnlyAdmin
+from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
+
+
+@admin.register(Check)
+class CheckAdmin(ReadOnlyAdmin):
+    list_display = ["campaign", "seq", "system", "kind", "outcome", "visibility", "manual"]
+    list_filter = ["system", "outcome", "visibility", "manual"]
+
+
+@admin.register(RuleUse)
+class RuleUseAdmin(ReadOnlyAdmin):
+    list_display = ["campaign", "rule", "character_id", "period_id", "check_seq"]
+    list_filter = ["rule"]
+
+
+@admin.register(TaskAttempts)
+class TaskAttemptsAdmin(ReadOnlyAdmin):
+    list_display = ["campaign", "character_id", "task", "failures"]
+
+
+@admin.register(CheckCall)
+class CheckCallAdmin(ReadOnlyAdmin):
+    list_display = ["campaign", "seq", "closed"]
