@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from django.db import models
@@ -38,7 +39,42 @@ def register_read_models(*model_classes: type[models.Model]) -> None:
             _read_models.append(model_class)
 
 
+# During a rebuild, rows created through `insert` wait here and are written in bulk: a long log
+# is mostly check events, and one INSERT per event would dominate the rebuild.
+_pending: ContextVar[dict[type[models.Model], list[models.Model]] | None] = ContextVar(
+    "pending_read_model_rows", default=None
+)
+_BATCH = 2000
+# Event types whose projectors only *add* rows (through `insert`) and read no pending row.
+_BATCHABLE: set[str] = set()
+
+
+def batchable(*event_types: str) -> None:
+    _BATCHABLE.update(event_types)
+
+
+def insert(row: models.Model) -> None:
+    """Create a read-model row: at once, or batched while a rebuild replays the log."""
+    pending = _pending.get()
+    if pending is None:
+        row.save(force_insert=True)
+        return
+    rows = pending.setdefault(type(row), [])
+    rows.append(row)
+    if len(rows) >= _BATCH:
+        _flush(pending)
+
+
+def _flush(pending: dict[type[models.Model], list[models.Model]]) -> None:
+    for model_class, rows in pending.items():
+        model_class.objects.bulk_create(rows)
+        rows.clear()
+
+
 def apply(event: Event) -> None:
+    pending = _pending.get()
+    if pending is not None and event.type not in _BATCHABLE:
+        _flush(pending)  # this projector may read or change rows that are still pending
     for projector in _projectors.get(event.type, ()):
         projector(event)
 
@@ -56,7 +92,13 @@ def rebuild(campaign: Campaign, events: Iterable[Event]) -> int:
     for model_class in reversed(_read_models):
         model_class.objects.filter(campaign=campaign).delete()
     count = 0
-    for event in events:
-        apply(event)
-        count += 1
+    pending: dict[type[models.Model], list[models.Model]] = {}
+    token = _pending.set(pending)
+    try:
+        for event in events:
+            apply(event)
+            count += 1
+        _flush(pending)
+    finally:
+        _pending.reset(token)
     return count

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 
-from campaign.models import Campaign
+from campaign.models import Campaign, Event
+
+
+class CheckManager(models.Manager):
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().select_related("event")
 
 
 class Check(models.Model):
-    """One `check.rolled` event with its follow-ups applied: what the feed and the audit show."""
+    """One `check.rolled` event with its follow-ups applied: what the feed and the audit show.
+
+    The roll itself stays in the event's payload (not copied: a long log is mostly checks);
+    `amendments` holds only what follow-ups changed, and `data` composes the two.
+    """
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="checks")
+    event = models.ForeignKey(
+        Event, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
     seq = models.PositiveBigIntegerField()
     kind = models.CharField(max_length=20)
     system = models.CharField(max_length=20)
@@ -26,8 +40,10 @@ class Check(models.Model):
     task = models.CharField(max_length=120, blank=True)
     manual = models.BooleanField(default=False)
     outcome = models.CharField(max_length=30)
-    data = models.JSONField(default=dict)  # the event payload, follow-ups applied
+    amendments = models.JSONField(default=dict)  # {"roll": {...}, "followups": [...], …}
     created_at = models.DateTimeField()
+
+    objects = CheckManager()
 
     class Meta:
         ordering = ["campaign_id", "seq"]
@@ -38,6 +54,16 @@ class Check(models.Model):
 
     def __str__(self) -> str:
         return f"check #{self.seq} ({self.outcome})"
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The check as it stands: the event's payload with the follow-ups' changes applied."""
+        payload = self.event.payload
+        if not self.amendments:
+            return payload
+        first = {**payload["rolls"][0], **self.amendments.get("roll", {})}
+        extra = {key: value for key, value in self.amendments.items() if key != "roll"}
+        return {**payload, **extra, "rolls": [first, *payload["rolls"][1:]]}
 
 
 class RuleUse(models.Model):

@@ -9,11 +9,14 @@ from __future__ import annotations
 from django.db.models import F
 
 from campaign.models import Character, Event
-from campaign.projections import projects, register_read_models
+from campaign.projections import batchable, insert, projects, register_read_models
 from rolls.assembly import RETRY_SYSTEMS, is_failed_attempt
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 
 register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
+# A check event adds its Check row through `insert`; the rows it reads (counters, calls,
+# characters) are never batched, so a rebuild may write Check rows in bulk.
+batchable("check.rolled")
 
 
 def _add_resource(character_id: str | None, name: str, delta: int) -> None:
@@ -31,24 +34,26 @@ def _add_resource(character_id: str | None, name: str, delta: int) -> None:
 def _check_rolled(event: Event) -> None:
     data = event.payload
     rolls = data["rolls"]
-    Check.objects.create(
-        campaign_id=event.campaign_id,
-        seq=event.seq,
-        kind=data["kind"],
-        system=data["system"],
-        actor_id=event.actor_id,
-        visibility=event.visibility,
-        audience=data["audience"],
-        session_id=event.session_id,
-        scene_id=event.scene_id,
-        chapter_id=event.chapter_id,
-        character_id=event.character_id,
-        label=data["label"],
-        task=data["task"],
-        manual=data["dice"] == "manual",
-        outcome=rolls[0]["result"]["outcome"],
-        data=data,
-        created_at=event.created_at,
+    insert(
+        Check(
+            campaign_id=event.campaign_id,
+            event_id=event.pk,
+            seq=event.seq,
+            kind=data["kind"],
+            system=data["system"],
+            actor_id=event.actor_id,
+            visibility=event.visibility,
+            audience=data["audience"],
+            session_id=event.session_id,
+            scene_id=event.scene_id,
+            chapter_id=event.chapter_id,
+            character_id=event.character_id,
+            label=data["label"],
+            task=data["task"],
+            manual=data["dice"] == "manual",
+            outcome=rolls[0]["result"]["outcome"],
+            created_at=event.created_at,
+        )
     )
     for roll in rolls:
         if roll["result"].get("free_botch_consumed"):
@@ -89,16 +94,19 @@ def _check_rolled(event: Event) -> None:
 
 
 def _update_roll(event: Event, **changes) -> Check:
-    """Apply a follow-up's new result (and check) to the first roll of its check."""
+    """Record a follow-up's new result (and check) for the first roll of its check."""
     check = Check.objects.get(campaign_id=event.campaign_id, seq=event.payload["check_seq"])
-    data = dict(check.data)
-    roll = dict(data["rolls"][0])
-    roll.update(changes)
-    data["rolls"] = [roll, *data["rolls"][1:]]
-    data.setdefault("followups", []).append({"seq": event.seq, "type": event.type})
-    check.data = data
-    check.outcome = roll["result"]["outcome"]
-    check.save(update_fields=["data", "outcome"])
+    amendments = dict(check.amendments)
+    amendments["roll"] = {**amendments.get("roll", {}), **changes}
+    amendments["followups"] = [
+        *amendments.get("followups", []),
+        {"seq": event.seq, "type": event.type},
+    ]
+    if event.type == "check.fortune_spent":
+        amendments["fortune_spent"] = True
+    check.amendments = amendments
+    check.outcome = changes["result"]["outcome"]
+    check.save(update_fields=["amendments", "outcome"])
     return check
 
 
@@ -118,7 +126,6 @@ def _dramatic_failure(event: Event) -> None:
 @projects("check.fortune_spent")
 def _fortune_spent(event: Event) -> None:
     check = _update_roll(event, result=event.payload["result"], check=event.payload["check"])
-    Check.objects.filter(pk=check.pk).update(data={**check.data, "fortune_spent": True})
     _add_resource(str(check.character_id), "fortune", -event.payload["cost"])
 
 

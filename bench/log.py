@@ -1,0 +1,189 @@
+"""Benchmark: verify_log and rebuild_projections over a long log, in events per second.
+
+    .venv/bin/python bench/log.py [--events 1000000] [--quick] [--database-url URL]
+
+Builds a fresh database (SQLite file under var/bench/, or the PostgreSQL database named by
+--database-url, which it empties first), writes one campaign whose log holds N real check events
+(rolled by the engines from a seeded source, chained like the server chains them), then times:
+
+- verify_log (sequence + hash chain), beside a baseline that only reads the same rows;
+- rebuild_projections, beside a baseline that reads the rows and hashes nothing.
+
+Figures are printed as events/s and as ratios to the in-run baseline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def setup_django(database_url: str | None) -> None:
+    bench_dir = ROOT / "var" / "bench"
+    bench_dir.mkdir(parents=True, exist_ok=True)
+    db = bench_dir / "log.sqlite3"
+    if database_url is None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+    os.environ["DATABASE_URL"] = database_url or f"sqlite:///{db}"
+    os.environ.pop("REDIS_URL", None)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    if database_url:
+        from django.db import connection
+
+        with connection.cursor() as cursor:  # start from an empty schema
+            cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
+    call_command("migrate", verbosity=0)
+
+
+def write_log(events: int) -> int:
+    """One campaign, a session, a character and `events` check events, chained in bulk."""
+    from django.contrib.auth import get_user_model
+    from django.db import transaction
+    from django.utils import timezone
+
+    from campaign import services
+    from campaign.eventlog import hash_of
+    from campaign.models import Campaign, Event
+    from rolls.systems import SeededDice, roll
+
+    user = get_user_model().objects.create_user("bench", password="bench-password")
+    campaign = services.create_campaign(name="Bench", system="cofd", created_by=user)
+    services.start_session(campaign=campaign, actor=user)
+    character = services.create_character(
+        campaign=campaign, actor=user, name="Bench", traits={"attributes": {"Wits": 3}}
+    )
+    campaign.refresh_from_db()
+    session_id = campaign.events.get(type="session.started").session_id
+    dice = SeededDice(7)
+    seq, prev = campaign.head_seq, campaign.head_hash
+    batch: list[Event] = []
+    started = time.perf_counter()
+    for _ in range(events):
+        seq += 1
+        check = {"pool": 8, "again": 10, "rote": False, "exceptional_at": 5, "extra_successes": 0}
+        faces, result = roll("cofd", check, dice)
+        event = Event(
+            campaign_id=campaign.pk,
+            seq=seq,
+            type="check.rolled",
+            payload={
+                "kind": "single",
+                "system": "cofd",
+                "options": campaign.options,
+                "dice": "server",
+                "label": "",
+                "task": "",
+                "call_id": None,
+                "helpers": [],
+                "audience": [user.pk],
+                "comparison": None,
+                "free_botch_scope": None,
+                "rolls": [
+                    {
+                        "character_id": str(character.pk),
+                        "character_name": "Bench",
+                        "owner_id": None,
+                        "traits": ["Wits"],
+                        "label": "",
+                        "breakdown": [],
+                        "rules": {"attempt": 1},
+                        "check": check,
+                        "faces": faces,
+                        "result": result,
+                        "beats_awarded": 0,
+                    }
+                ],
+            },
+            actor_id=user.pk,
+            created_at=timezone.now(),
+            visibility="public",
+            session_id=session_id,
+            character_id=character.pk,
+            prev_hash=prev,
+        )
+        event.hash = prev = hash_of(event)
+        batch.append(event)
+        if len(batch) == 5000:
+            Event.objects.bulk_create(batch)
+            batch.clear()
+    Event.objects.bulk_create(batch)
+    with transaction.atomic():
+        Campaign.objects.filter(pk=campaign.pk).update(head_seq=seq, head_hash=prev)
+    print(f"wrote {events:,} events in {time.perf_counter() - started:.1f}s", flush=True)
+    return campaign.pk
+
+
+def timed(label: str, work, count: int) -> float:
+    started = time.perf_counter()
+    work()
+    elapsed = time.perf_counter() - started
+    rate = count / elapsed
+    print(f"  {label:<34} {elapsed:8.2f}s  {rate:12,.0f} events/s", flush=True)
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--quick", action="store_true", help="100,000 events")
+    parser.add_argument("--database-url", default=None)
+    args = parser.parse_args()
+    events = 100_000 if args.quick else args.events
+    setup_django(args.database_url)
+
+    from django.db import transaction
+
+    from campaign import projections
+    from campaign.eventlog import lock_stream
+    from campaign.logcheck import event_rows, verify_campaigns
+    from campaign.models import Event
+
+    campaign_id = write_log(events)
+    total = Event.objects.filter(campaign_id=campaign_id).count()
+
+    def read_rows() -> None:
+        for _ in event_rows(campaign_id):
+            pass
+
+    def read_events() -> None:
+        for _ in Event.objects.filter(campaign_id=campaign_id).order_by("seq").iterator(2000):
+            pass
+
+    def verify() -> None:
+        assert not verify_campaigns(campaign_ids=[campaign_id]).problems
+
+    def rebuild() -> None:
+        with transaction.atomic():
+            campaign = lock_stream(campaign_id)
+            events_ = Event.objects.filter(campaign=campaign).order_by("seq").iterator(2000)
+            projections.rebuild(campaign, events_)
+
+    db = "PostgreSQL" if args.database_url else "SQLite"
+    print(f"\n{total:,} events on {db}")
+    base_rows = timed("baseline: read rows as dicts", read_rows, total)
+    verify_rate = timed("verify_log (seq + chain)", verify, total)
+    base_events = timed("baseline: read Event objects", read_events, total)
+    rebuild_rate = timed("rebuild_projections", rebuild, total)
+    print(
+        f"\n  verify  {verify_rate:,.0f} events/s = {verify_rate / base_rows:.2f}x the read baseline"
+    )
+    print(
+        f"  rebuild {rebuild_rate:,.0f} events/s = {rebuild_rate / base_events:.2f}x the read "
+        "baseline"
+    )
+
+
+if __name__ == "__main__":
+    main()
