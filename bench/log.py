@@ -177,7 +177,7 @@ def main() -> None:
     base_events = timed("baseline: read Event objects", read_events, total)
     rebuild_rate = timed("rebuild_projections", rebuild, total)
     print(
-        f"\n  verify  {verify_rate:,.0f} events/s = {verify_rate / base_rows:.2f}x the read baseline"
+        f"\n  verify  {verify_rate:,.0f} events/s = {verify_rate / base_rows:.2f}x the baseline"
     )
     print(
         f"  rebuild {rebuild_rate:,.0f} events/s = {rebuild_rate / base_events:.2f}x the read "
