@@ -1,11 +1,7 @@
 from django.contrib import admin
-from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
-
-def health(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"status": "ok"})
-
+from config.health import health
 
 urlpatterns = [
     path("admin/", admin.site.urls),

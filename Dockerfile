@@ -1,0 +1,19 @@
+# The web service: the ASGI app under uvicorn with several worker processes on one port.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /app
+
+COPY pyproject.toml README.md ./
+COPY config ./config
+COPY campaign ./campaign
+COPY rolls ./rolls
+RUN pip install --no-cache-dir .
+COPY . .
+RUN DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput \
+    && useradd --system --home /app app && mkdir -p /app/var && chown -R app /app/var
+USER app
+
+ENV WEB_WORKERS=2 PORT=8000
+EXPOSE 8000
+CMD ["sh", "-c", "python manage.py migrate --noinput && exec uvicorn config.asgi:application --host 0.0.0.0 --port ${PORT} --workers ${WEB_WORKERS} --proxy-headers --forwarded-allow-ips='*'"]
