@@ -6,12 +6,13 @@ Public surface::
     resolve(system_id, check, faces) -> dict      # faces in → result out; RuleError if malformed
     roll(system_id, check, dice=None) -> (faces, result)   # the roller; default SystemDice()
     odds(system_id, check) -> {"outcomes": {outcome: p}, ...}   # exact, by dynamic programming
-    RuleError(ValueError)
-    DieSource, SystemDice, SeededDice, HmacDice   # dice sources (see rolls.systems.dice)
+    RuleError(ValueError)   # defined in rolls.systems.errors; ``field`` names the bad input
+    DieSource, SystemDice, SeededDice, HmacDice, face_source   # dice (see rolls.systems.dice)
 
-One code path: each system's rules are written against ``draw(sides) -> int``. ``resolve`` feeds
-them from the caller's list (checking every face's range and the count), ``roll`` from a dice
-source, so a logged ``(check, faces)`` always re-resolves to the same result.
+One code path: each system's rules are written against a face source (``roll(sides) -> int``,
+plus ``roll_many(sides, n)`` for a pool's dice in a row). ``resolve`` feeds them from the
+caller's list (checking every face's range and the count), ``roll`` from a dice source, so a
+logged ``(check, faces)`` always re-resolves to the same result.
 
 ``odds`` lists only outcomes that can occur (probability > 0), plus per system: ``successes``
 ({n: p}; d6pool, storyteller, cofd — the result's ``successes`` key), ``totals``, ``nice`` and
@@ -48,7 +49,7 @@ from typing import Any
 
 from . import age, cofd, d6pool, nice_damnit, storyteller
 from ._core import MAX_DICE, FaceFeed, RuleError
-from .dice import DieSource, HmacDice, SeededDice, SystemDice
+from .dice import DieSource, HmacDice, SeededDice, SystemDice, face_source
 
 __all__ = [
     "MAX_DICE",
@@ -58,6 +59,7 @@ __all__ = [
     "RuleError",
     "SeededDice",
     "SystemDice",
+    "face_source",
     "odds",
     "resolve",
     "roll",
@@ -79,7 +81,9 @@ _DEFAULT_DICE = SystemDice()
 def _system(system_id: str) -> ModuleType:
     mod = _SYSTEMS.get(system_id) if isinstance(system_id, str) else None
     if mod is None:
-        raise RuleError(f"unknown system {system_id!r}; expected one of {list(SYSTEM_IDS)}")
+        raise RuleError(
+            f"unknown system {system_id!r}; expected one of {list(SYSTEM_IDS)}", field="system"
+        )
     return mod
 
 
@@ -92,9 +96,10 @@ def resolve(system_id: str, check: Mapping[str, Any], faces: Sequence[int]) -> d
     if expected is not None and len(faces) != expected:
         raise RuleError(
             f"{system_id}: {'too few' if len(faces) < expected else 'too many'} faces: "
-            f"got {len(faces)}, expected {expected} d{mod.SIDES}"
+            f"got {len(faces)}, expected {expected} d{mod.SIDES}",
+            field="faces",
         )
-    _, result = mod.play(params, feed.draw)
+    _, result = mod.play(params, feed)
     feed.finish()
     return result
 
@@ -107,7 +112,7 @@ def roll(
     Returns ``(faces, result)``; ``resolve(system_id, check, faces) == result``.
     """
     mod = _system(system_id)
-    faces, result = mod.play(mod.parse(check), (dice or _DEFAULT_DICE).roll)
+    faces, result = mod.play(mod.parse(check), _DEFAULT_DICE if dice is None else face_source(dice))
     return list(faces), result
 
 

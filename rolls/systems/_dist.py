@@ -2,36 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from math import comb
 
 # Explosion chains are infinite; their tail is cut once less than this much mass remains.
 TAIL = 1e-13
 
 
-def net_distribution(n: int, p_plus: float, p_minus: float) -> list[float]:
-    """P(#plus − #minus = k) over n independent dice, as a list indexed by k + n (k = −n..n).
-
-    A die adds +1, −1 or 0; each step convolves with that three-point law, O(n²) in total.
-    """
-    p0 = 1.0 - p_plus - p_minus
-    dist = [1.0]
-    for _ in range(n):
-        lo = [*dist, 0.0, 0.0]
-        mid = [0.0, *dist, 0.0]
-        hi = [0.0, 0.0, *dist]
-        dist = [p_minus * a + p0 * b + p_plus * c for a, b, c in zip(lo, mid, hi, strict=True)]
-    return dist
-
-
 def net_split(n: int, p_plus: float, p_minus: float) -> tuple[list[float], list[float]]:
-    """Like :func:`net_distribution`, split by whether any die came up +1.
+    """P(#plus - #minus = k) over n dice that each add +1, -1 or 0, split by whether any die
+    came up +1: ``(no_plus, some_plus)``, both indexed by k + n (k = -n..n).
 
-    Returns ``(no_plus, some_plus)``, both indexed by k + n. Keeping the two apart (instead of
-    subtracting) leaves impossible cells exactly 0.0, so "can it happen?" stays answerable.
+    Each die convolves with a three-point law, O(n²) in all. Keeping the two parts apart
+    (instead of subtracting) leaves impossible cells exactly 0.0, so "can it happen?" stays
+    answerable.
     """
     p0 = 1.0 - p_plus - p_minus
-    none = [1.0]  # no +1 yet: nets 0, −1, … stored from the bottom of the window
+    none = [1.0]  # paths on which no die has shown +1 yet
     some = [0.0]
     for _ in range(n):
         lo = [*some, 0.0, 0.0]
@@ -54,7 +40,7 @@ def binomial(n: int, p: float) -> list[float]:
 
 
 def negative_binomial(n: int, e: float, tail: float = TAIL) -> list[float]:
-    """P(K = k) for the number of successes before the n-th failure, failure prob 1 − e.
+    """P(K = k) for the number of successes before the n-th failure, failure prob 1 - e.
 
     This is the law of the total extra successes from n explosion chains that each continue
     with probability e; the series is cut once less than ``tail`` of the mass is left.
@@ -84,8 +70,3 @@ def convolve(a: list[float], b: list[float]) -> list[float]:
             # one slice assignment per row keeps the inner loop in a list comprehension
             out[j : j + la] = [o + x * y for o, x in zip(out[j : j + la], a, strict=True)]
     return out
-
-
-def as_dict(dist: Iterable[float], offset: int = 0) -> dict[int, float]:
-    """{value: p} for the non-zero entries; value = index + offset."""
-    return {i + offset: p for i, p in enumerate(dist) if p > 0.0}

@@ -14,7 +14,7 @@ from functools import lru_cache
 from itertools import product
 from typing import Any, NamedTuple
 
-from ._core import RuleError, as_mapping, get_bool, get_int
+from ._core import FaceSource, RuleError, as_mapping, get_bool, get_int
 
 SYSTEM = "age"
 SIDES = 6
@@ -38,7 +38,10 @@ def parse(check: Mapping[str, Any]) -> Params:
     change = check.get("fortune_change")
     fc = None if change is None else _parse_change(change)
     if fc is not None and not get_bool(SYSTEM, check, "fortune_dice", True):
-        raise RuleError(f"{SYSTEM}: 'fortune_change' is not allowed: Fortune dice are off")
+        raise RuleError(
+            f"{SYSTEM}: check key 'fortune_change' is not allowed: Fortune dice are off",
+            field="fortune_change",
+        )
     target = check.get("target")
     return Params(
         get_int(SYSTEM, check, "ability", 0, lo=-_BOUND, hi=_BOUND),
@@ -53,9 +56,12 @@ def parse(check: Mapping[str, Any]) -> Params:
 
 def _parse_change(change: object) -> tuple[int, int]:
     if not isinstance(change, Mapping):
-        raise RuleError(f"{SYSTEM}: 'fortune_change' must be null or {{\"die\", \"value\"}}")
-    die = get_int(SYSTEM, change, "die", lo=0, hi=2)
-    value = get_int(SYSTEM, change, "value", lo=1, hi=6)
+        raise RuleError(
+            f'{SYSTEM}: check key \'fortune_change\' must be null or {{"die", "value"}}',
+            field="fortune_change",
+        )
+    die = get_int(SYSTEM, change, "die", lo=0, hi=2, where="fortune_change.die")
+    value = get_int(SYSTEM, change, "value", lo=1, hi=6, where="fortune_change.value")
     return die, value
 
 
@@ -87,22 +93,35 @@ def _read(p: Params, faces: list[int]) -> tuple[str, int, bool, int, int]:
     """(outcome, total, doubles, stunt points generated, stunt points usable) of final faces."""
     total = faces[0] + faces[1] + faces[2] + bonus(p)
     doubles = faces[0] == faces[1] or faces[0] == faces[2] or faces[1] == faces[2]
-    if p.target is None:
-        outcome = "rolled"
-    else:
-        outcome = "success" if total >= p.target else "failure"  # ties succeed (§4.2 step 4)
+    # ties succeed (§4.2 step 4)
+    outcome = "rolled" if p.target is None else "success" if total >= p.target else "failure"
     generated = faces[DRAMA] if doubles and p.active else 0
     return outcome, total, doubles, generated, generated if outcome != "failure" else 0
 
 
-def play(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
-    base = {"ability": p.ability, "focus": p.focus, "bonus": bonus(p), "target": p.target,
-            "active": p.active}
+def play(p: Params, src: FaceSource) -> tuple[list[int], dict[str, Any]]:
+    base = {
+        "ability": p.ability,
+        "focus": p.focus,
+        "bonus": bonus(p),
+        "target": p.target,
+        "active": p.active,
+    }
     if p.focus_required and not p.focus:
-        return [], {"outcome": "auto_failure", "total": None, "drama": None, "degree": None,
-                    "doubles": False, "stunt_points": 0, "stunt_points_generated": 0,
-                    "fortune_cost": 0, "faces": [], "rolled": [], **base}
-    rolled = [draw(6), draw(6), draw(6)]
+        return [], {
+            "outcome": "auto_failure",
+            "total": None,
+            "drama": None,
+            "degree": None,
+            "doubles": False,
+            "stunt_points": 0,
+            "stunt_points_generated": 0,
+            "fortune_cost": 0,
+            "faces": [],
+            "rolled": [],
+            **base,
+        }
+    rolled = src.roll_many(6, 3)
     faces = list(rolled)
     if p.fortune_change is not None:
         die, value = p.fortune_change
@@ -133,8 +152,12 @@ def _odds(p: Params) -> dict[str, tuple[tuple[Any, float], ...]]:
         # no roll: there is no total or Drama Die to describe
         return {"outcomes": (("auto_failure", 1.0),), "stunt_points": ((0, 1.0),)}
     # 216 equally likely rolls (36 when a die is fixed by Fortune): small enough to count
-    acc: dict[str, dict[Any, float]] = {"outcomes": {}, "totals": {}, "stunt_points": {},
-                                        "drama": {}}
+    acc: dict[str, dict[Any, float]] = {
+        "outcomes": {},
+        "totals": {},
+        "stunt_points": {},
+        "drama": {},
+    }
     fixed = p.fortune_change
     rolls = list(product(range(1, 7), repeat=2 if fixed else 3))
     w = 1.0 / len(rolls)
@@ -143,8 +166,12 @@ def _odds(p: Params) -> dict[str, tuple[tuple[Any, float], ...]]:
         if fixed:
             faces.insert(fixed[0], fixed[1])
         outcome, total, _doubles, _gen, sp = _read(p, faces)
-        for key, val in (("outcomes", outcome), ("totals", total), ("stunt_points", sp),
-                         ("drama", faces[DRAMA])):
+        for key, val in (
+            ("outcomes", outcome),
+            ("totals", total),
+            ("stunt_points", sp),
+            ("drama", faces[DRAMA]),
+        ):
             acc[key][val] = acc[key].get(val, 0.0) + w
     return {k: tuple(sorted(v.items())) for k, v in acc.items()}
 
@@ -152,7 +179,9 @@ def _odds(p: Params) -> dict[str, tuple[tuple[Any, float], ...]]:
 # --- per-roll rules beyond a single check -------------------------------------------------
 
 
-def opposed(a: Mapping[str, Any], b: Mapping[str, Any], double_tie: str = "reroll") -> dict[str, Any]:
+def opposed(
+    a: Mapping[str, Any], b: Mapping[str, Any], double_tie: str = "reroll"
+) -> dict[str, Any]:
     """§4.2 step 8: the higher total wins; on a tie the higher Drama Die; [I] then the higher
     ability + focus; then ``double_tie``: ``reroll`` (default) or ``stalemate``.
 
@@ -170,8 +199,11 @@ def opposed(a: Mapping[str, Any], b: Mapping[str, Any], double_tie: str = "rerol
     b_out = b["outcome"] == "auto_failure"
     if a_out or b_out:
         winner = None if a_out and b_out else "b" if a_out else "a"
-        return {"winner": winner, "decided_by": "auto_failure" if winner else None,
-                "outcome": winner or "stalemate"}
+        return {
+            "winner": winner,
+            "decided_by": "auto_failure" if winner else None,
+            "outcome": winner or "stalemate",
+        }
     for name, key in keys:
         ka, kb = key(a), key(b)
         if ka != kb:

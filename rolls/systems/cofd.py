@@ -3,7 +3,7 @@
 Check: ``pool`` (required; the final pool), ``again`` (10; 9, 8 or null for none), ``rote``
 (false), ``exceptional_at`` (5), ``extra_successes`` (0), ``chance_die_explodes`` (false).
 ``pool ≤ 0`` rolls a chance die. Faces, in order: the initial dice; if ``rote``, one reroll per
-initial die showing 1–7 (a chance die: 2–7), in die order; then each die's explosion chain, die
+initial die showing 1-7 (a chance die: 2-7), in die order; then each die's explosion chain, die
 by die, followed to its end. Successes: final faces ≥ 8 (a chance die: only a 10).
 
 Decisions where A.1 is silent: a chance die explodes only on a 10 (9-/8-again never apply to it,
@@ -19,12 +19,12 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from . import _dist
-from ._core import MAX_DICE, RuleError, as_mapping, check_dice_count, get_bool, get_int
+from ._core import MAX_DICE, FaceSource, RuleError, as_mapping, check_dice_count, get_bool, get_int
 
 SYSTEM = "cofd"
 SIDES = 10
 OUTCOMES = ("exceptional_success", "success", "failure", "dramatic_failure")
-AGAIN_VALUES = (10, 9, 8, None)
+AGAIN_VALUES = (10, 9, 8, None)  # null: nothing explodes
 
 
 class Params(NamedTuple):
@@ -65,7 +65,9 @@ def _parse(check: Mapping[str, Any]) -> Params:
     check_dice_count(SYSTEM, pool)
     again = check.get("again", 10)
     if again is not None and (type(again) is not int or again not in (8, 9, 10)):
-        raise RuleError(f"{SYSTEM}: check key 'again' must be 10, 9, 8 or null, got {again!r}")
+        raise RuleError(
+            f"{SYSTEM}: check key 'again' must be 10, 9, 8 or null, got {again!r}", field="again"
+        )
     return Params(
         pool,
         again,
@@ -86,16 +88,17 @@ def _outcome(successes: int, exceptional_at: int) -> str:
     return "success" if successes else "failure"
 
 
-def play(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
+def play(p: Params, src: FaceSource) -> tuple[list[int], dict[str, Any]]:
     """``dice`` holds one chain per die in draw order: its initial face, its rote reroll when
     its index is listed in ``rerolled``, then its explosions."""
     pool, again, rote, exceptional_at, extra, _ = p
     if pool <= 0:
-        return _play_chance(p, draw)
-    first = [draw(10) for _ in range(pool)]
+        return _play_chance(p, src.roll)
+    draw = src.roll
+    first = src.roll_many(10, pool)
     dice = [[f] for f in first]
     if rote:
-        # one reroll per initial die showing 1–7, in die order, each replacing its die
+        # one reroll per initial die showing 1-7, in die order, each replacing its die
         rerolled = [i for i, f in enumerate(first) if f < 8]
         finals = list(first)
         for i in rerolled:
@@ -136,7 +139,7 @@ def play(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
 def _play_chance(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
     faces = [draw(10)]
     rerolled: list[int] = []
-    if p.rote and 2 <= faces[0] <= 7:  # a 1 is never rerolled; 8–9 are not "1–7" (§3.4)
+    if p.rote and 2 <= faces[0] <= 7:  # a 1 is never rerolled; 8-9 are not "1-7" (§3.4)
         faces.append(draw(10))
         rerolled = [0]
     final = faces[-1]
@@ -164,11 +167,11 @@ def _play_chance(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
 
 # --- odds ---------------------------------------------------------------------------------
 #
-# One ordinary die's successes have the generating function (a0 + a1·z) / (1 − e·z): a0, a1 for
+# One ordinary die's successes have the generating function (a0 + a1·z) / (1 - e·z): a0, a1 for
 # the die (after its rote reroll) failing or succeeding without exploding, and a geometric factor
 # for the explosion chain (each explosion continues with probability e). Without rote,
-# a0 = 0.7 and a1 = q (faces 8..again−1); with rote, the 1–7s are replaced by a fresh die:
-# a0 = 0.49, a1 = 0.21 + q. So n dice give Binomial(n, a1/(1 − e)) + NegativeBinomial(n, e)
+# a0 = 0.7 and a1 = q (faces 8..again-1); with rote, the 1-7s are replaced by a fresh die:
+# a0 = 0.49, a1 = 0.21 + q. So n dice give Binomial(n, a1/(1 - e)) + NegativeBinomial(n, e)
 # successes: one convolution of two short series, O(n²) at worst, with the chain's tail cut below
 # 1e-13 of mass.
 
@@ -197,7 +200,7 @@ def _odds(p: Params) -> tuple[tuple[tuple[str, float], ...], tuple[tuple[int, fl
     explodes = p.again is not None
     if p.pool <= 0:
         p10 = 0.1 + (0.06 if p.rote else 0.0)
-        p1 = p10  # a 1 on the first face, or on the reroll of a 2–7
+        p1 = p10  # a 1 on the first face, or on the reroll of a 2-7
         if p.chance_die_explodes and explodes:
             raw = [0.0, *(p10 * x for x in raw_successes(1, 10, False))]
         else:
@@ -270,7 +273,7 @@ def capped_pool(
 
 
 def teamwork_bonus(helpers: Sequence[Mapping[str, Any]]) -> int:
-    """§3.7: +1 die per helper success, −4 per helper dramatic failure (they stack).
+    """§3.7: +1 die per helper success, -4 per helper dramatic failure (they stack).
 
     Add it to the primary's pool as the ``teamwork`` modifier group.
     """
@@ -286,7 +289,7 @@ def teamwork_bonus(helpers: Sequence[Mapping[str, Any]]) -> int:
 def retry_penalty(
     attempt: int, *, under_pressure: bool = True, extended: bool = False, enabled: bool = True
 ) -> int:
-    """§3.6 / option ``cofd.retry_penalty``: attempt k under pressure has −(k − 1) dice.
+    """§3.6 / option ``cofd.retry_penalty``: attempt k under pressure has -(k - 1) dice.
 
     Never for extended actions, nor without time pressure. Add it as the ``retry`` group.
     """
@@ -304,8 +307,9 @@ def intentional_dramatic_failure(result: Mapping[str, Any]) -> dict[str, Any]:
     ``cofd.intentional_dramatic_failure``) is still unused is the server's call.
     """
     if result.get("outcome") != "failure":
-        raise RuleError(f"{SYSTEM}: only a failure can become a dramatic failure, "
-                        f"not {result.get('outcome')!r}")
+        raise RuleError(
+            f"{SYSTEM}: only a failure can become a dramatic failure, not {result.get('outcome')!r}"
+        )
     return {**result, "outcome": "dramatic_failure", "intentional": True}
 
 

@@ -1,8 +1,8 @@
 """d6pool (seed 000): d6 success pool with «не туда!» (RULES §1, contract A.1).
 
 Check: ``pool`` (required int, may be ≤ 0), ``desperate`` (``"all_hits"`` | ``"all_sixes"``,
-option ``d6pool.desperate``). ``pool`` d6 in normal mode, ``2 − pool`` d6 in desperate mode.
-Faces 4–6 are hits (S), 1s are ones (O), N = S − O.
+option ``d6pool.desperate``). ``pool`` d6 in normal mode, ``2 - pool`` d6 in desperate mode.
+Faces 4-6 are hits (S), 1s are ones (O), N = S - O.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from . import _dist
-from ._core import RuleError, as_mapping, check_dice_count, get_choice, get_int
+from ._core import FaceSource, RuleError, as_mapping, check_dice_count, get_choice, get_int
 
 SYSTEM = "d6pool"
 SIDES = 6
@@ -35,7 +35,7 @@ def parse(check: Mapping[str, Any]) -> Params:
 
 
 def dice_count(pool: int) -> int:
-    """§1.3: ``pool`` dice, or ``2 − pool`` when the pool is below one die."""
+    """§1.3: ``pool`` dice, or ``2 - pool`` when the pool is below one die."""
     return pool if pool >= 1 else 2 - pool
 
 
@@ -43,9 +43,9 @@ def face_count(p: Params) -> int:
     return dice_count(p.pool)
 
 
-def play(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
+def play(p: Params, src: FaceSource) -> tuple[list[int], dict[str, Any]]:
     pool, desperate = p
-    faces = [draw(6) for _ in range(dice_count(pool))]
+    faces = src.roll_many(6, dice_count(pool))
     hits = len(faces) - faces.count(1) - faces.count(2) - faces.count(3)
     ones = faces.count(1)
     if pool >= 1:
@@ -184,10 +184,20 @@ def _rank(scores: list[int], pools: list[int], tie: str) -> dict[str, Any]:
         big = max(pools[i] for i in top)
         top = [i for i in top if pools[i] == big]
     if len(top) == 1:
-        return {"outcome": "winner", "winner": top[0], "tied": [], "margin": margin,
-                "scores": scores}
-    return {"outcome": "draw" if tie == "draw" else "reroll", "winner": None, "tied": top,
-            "margin": 0, "scores": scores}
+        return {
+            "outcome": "winner",
+            "winner": top[0],
+            "tied": [],
+            "margin": margin,
+            "scores": scores,
+        }
+    return {
+        "outcome": "draw" if tie == "draw" else "reroll",
+        "winner": None,
+        "tied": top,
+        "margin": 0,
+        "scores": scores,
+    }
 
 
 def long_contest(
@@ -209,6 +219,13 @@ def long_contest(
         if target is not None and max(totals) >= target:
             return {**_rank(totals, totals, "reroll"), "totals": totals, "rounds": n}
     if target is not None:
-        return {"outcome": "undecided", "winner": None, "tied": [], "margin": 0,
-                "scores": totals, "totals": totals, "rounds": len(rounds)}
+        return {
+            "outcome": "undecided",
+            "winner": None,
+            "tied": [],
+            "margin": 0,
+            "scores": totals,
+            "totals": totals,
+            "rounds": len(rounds),
+        }
     return {**_rank(totals, totals, "reroll"), "totals": totals, "rounds": len(rounds)}

@@ -1,8 +1,10 @@
 """Dice sources: where the roller gets its faces.
 
 A source is anything with ``roll(sides: int) -> int`` returning a face in ``1..sides``
-(:class:`DieSource`). The engines never call a source directly; ``rolls.systems.roll`` hands a
-source's ``roll`` to the same resolution code that ``resolve`` feeds from a list of faces.
+(:class:`DieSource`). ``rolls.systems.roll`` hands the source to the same resolution code that
+``resolve`` feeds from a list of faces. The sources below also have ``roll_many(sides, n)``, which
+returns exactly the faces n calls of ``roll(sides)`` would (the engines use it for a pool's
+initial dice); :func:`face_source` adds it to any other source.
 
 * :class:`SystemDice` (the default) — the operating system's CSPRNG (``os.urandom``).
 * :class:`SeededDice` — ``random.Random(seed)``: reproducible, for tests and simulations only.
@@ -15,7 +17,7 @@ source's ``roll`` to the same resolution code that ``resolve`` feeds from a list
       limit = 2**64 - (2**64 % sides)
       if x < limit: face = x % sides + 1      # else: try the next counter
 
-  (``hmac.digest(seed, msg, "sha256")`` is the same function, computed in one C call.)
+  (The key is absorbed once and the keyed state copied per attempt: the same digest, faster.)
 
 Byte-buffered sources take one byte per attempt and reject bytes ≥ ``256 - 256 % sides``, so every
 face is exactly uniform; dice with more than 256 sides fall back to an exact ``randbelow``.
@@ -23,15 +25,15 @@ face is exactly uniform; dice with more than 256 sides fall back to an exact ``r
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
 import random
 import secrets
 import weakref
-from typing import Protocol, runtime_checkable
+from itertools import islice
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["DieSource", "HmacDice", "SeededDice", "SystemDice"]
+__all__ = ["DieSource", "HmacDice", "SeededDice", "SystemDice", "face_source"]
 
 # Largest byte value + 1 that keeps `b % sides` uniform, per number of sides (index = sides).
 _BYTE_LIMITS = (0, *(256 - 256 % s for s in range(1, 257)))
@@ -81,6 +83,16 @@ class _ByteDice:
             elif b < limit:
                 return b % sides + 1
 
+    def roll_many(self, sides: int, n: int) -> list[int]:
+        if not 0 < sides <= 256:
+            return [self.roll(sides) for _ in range(n)]
+        limit = _BYTE_LIMITS[sides]
+        # the next n bytes, minus rejects, then one at a time: the same faces as n roll() calls
+        out = [b % sides + 1 for b in islice(self._bytes, n) if b < limit]
+        while len(out) < n:
+            out.append(self.roll(sides))
+        return out
+
 
 _LIVE_SYSTEM_DICE: weakref.WeakSet[SystemDice] = weakref.WeakSet()
 
@@ -115,7 +127,8 @@ if hasattr(os, "register_at_fork"):
 
 
 class SeededDice(_ByteDice):
-    """``random.Random(seed)``: the same seed gives the same faces (on any CPython ≥ 3.9)."""
+    """``random.Random(seed)``: the same seed gives the same faces (the Mersenne Twister's bytes
+    from ``randbytes``). Not for real rolls: its state can be inferred from its output."""
 
     __slots__ = ("_rng",)
 
@@ -133,12 +146,13 @@ class SeededDice(_ByteDice):
 class HmacDice:
     """Verifiable faces derived from ``seed`` (see the module docstring for the exact recipe)."""
 
-    __slots__ = ("_counter", "_key", "_prefix")
+    __slots__ = ("_counter", "_keyed", "_prefix")
 
     def __init__(self, seed: bytes, campaign: str, seq: int) -> None:
         if not isinstance(seed, bytes | bytearray):
             raise TypeError("HmacDice seed must be bytes")
-        self._key = bytes(seed)
+        # HMAC keyed once, copied per attempt: the same digest as hmac.new(seed, msg, sha256)
+        self._keyed = hmac.new(bytes(seed), digestmod="sha256")
         self._prefix = f"{campaign}|{seq}|"
         self._counter = 0
 
@@ -148,8 +162,9 @@ class HmacDice:
         return self._counter
 
     def _attempt(self, c: int) -> int:
-        d = hmac.digest(self._key, f"{self._prefix}{c}".encode(), "sha256")
-        return int.from_bytes(d[:8], "big")
+        h = self._keyed.copy()
+        h.update(f"{self._prefix}{c}".encode())
+        return int.from_bytes(h.digest()[:8], "big")
 
     def roll(self, sides: int) -> int:
         _check_sides(sides)
@@ -160,3 +175,24 @@ class HmacDice:
             x = self._attempt(c)
             if x < limit:
                 return x % sides + 1
+
+    def roll_many(self, sides: int, n: int) -> list[int]:
+        return [self.roll(sides) for _ in range(n)]
+
+
+class _Batched:
+    """Gives a plain :class:`DieSource` the ``roll_many`` the engines call."""
+
+    __slots__ = ("roll",)
+
+    def __init__(self, source: DieSource) -> None:
+        self.roll = source.roll
+
+    def roll_many(self, sides: int, n: int) -> list[int]:
+        roll = self.roll
+        return [roll(sides) for _ in range(n)]
+
+
+def face_source(source: DieSource) -> Any:
+    """``source`` itself if it has ``roll_many``, else a thin wrapper that adds it."""
+    return source if hasattr(source, "roll_many") else _Batched(source)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from ._core import as_mapping, get_bool, get_int
+from ._core import FaceSource, as_mapping, get_bool, get_int
 
 SYSTEM = "nice_damnit"
 SIDES = 10
@@ -42,7 +42,7 @@ def face_count(p: Params) -> int:
 
 
 def band(total: int) -> str:
-    """§5.2: 1–12 bad, 13–17 average, 18+ excellent (totals below 1 are bad too)."""
+    """§5.2: 1-12 bad, 13-17 average, 18+ excellent (totals below 1 are bad too)."""
     return "bad" if total <= 12 else "average" if total <= 17 else "excellent"
 
 
@@ -57,7 +57,7 @@ def chips(total: int) -> tuple[int, int]:
 
 def extra_nice_allowed(total: int, enabled: bool = True) -> int:
     """§5.3: how many extra Nice! (each with a Damnit!) the total allows: 0 in the bad band,
-    else min(2, 9 − N, 9 − D)."""
+    else min(2, 9 - N, 9 - D)."""
     if not enabled or total <= 12:
         return 0
     nice, damnit = chips(total)
@@ -71,8 +71,8 @@ def take_extra(total: int, requested: int, enabled: bool = True) -> tuple[int, i
     return nice + k, damnit + k, k
 
 
-def play(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
-    faces = [draw(10), draw(10)]
+def play(p: Params, src: FaceSource) -> tuple[list[int], dict[str, Any]]:
+    faces = src.roll_many(10, 2)
     total = faces[0] + faces[1] + p.bonus
     nice, damnit, k = take_extra(total, p.extra_nice, p.extra_nice_enabled)
     return faces, {
@@ -88,8 +88,12 @@ def play(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
 
 def odds(p: Params) -> dict[str, Any]:
     outcomes, totals, nice, damnit = _odds(p)
-    return {"outcomes": dict(outcomes), "totals": dict(totals), "nice": dict(nice),
-            "damnit": dict(damnit)}
+    return {
+        "outcomes": dict(outcomes),
+        "totals": dict(totals),
+        "nice": dict(nice),
+        "damnit": dict(damnit),
+    }
 
 
 @lru_cache(maxsize=1024)

@@ -21,12 +21,17 @@ __all__ = ["age_round", "half_up", "nice_damnit_round", "round_down", "round_up"
 
 
 def half_up(x: Number) -> int:
-    """2.5 → 3, 2.49 → 2, −2.5 → −3 (half away from zero)."""
+    """2.5 → 3, 2.49 → 2, -2.5 → -3 (half away from zero)."""
     if isinstance(x, int):
         return x
     a = abs(x)
-    half = Decimal("0.5") if isinstance(a, Decimal) else Fraction(1, 2) if isinstance(
-        a, Fraction) else 0.5
+    half = (
+        Decimal("0.5")
+        if isinstance(a, Decimal)
+        else Fraction(1, 2)
+        if isinstance(a, Fraction)
+        else 0.5
+    )
     r = math.floor(a + half)
     return r if x >= 0 else -r
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from . import _dist
-from ._core import RuleError, as_mapping, check_dice_count, get_bool, get_int
+from ._core import FaceSource, RuleError, as_mapping, check_dice_count, get_bool, get_int
 
 SYSTEM = "storyteller"
 SIDES = 10
@@ -52,11 +52,15 @@ def parse(check: Mapping[str, Any]) -> Params:
     if p.automatic:
         # §2.6: never under stress, and only when the pool reaches the (effective) difficulty.
         if p.stressful:
-            raise RuleError(f"{SYSTEM}: 'automatic' success is not allowed on a stressful check")
+            raise RuleError(
+                f"{SYSTEM}: check key 'automatic': not allowed on a stressful check",
+                field="automatic",
+            )
         if p.pool < p.difficulty:
             raise RuleError(
-                f"{SYSTEM}: 'automatic' success needs pool ≥ difficulty "
-                f"({p.pool} < {p.difficulty}); roll instead"
+                f"{SYSTEM}: check key 'automatic': an automatic success needs pool ≥ "
+                f"difficulty ({p.pool} < {p.difficulty}); roll instead",
+                field="automatic",
             )
     check_dice_count(SYSTEM, p.pool)
     return p
@@ -66,7 +70,7 @@ def face_count(p: Params) -> int:
     return 0 if p.pool <= 0 or p.automatic else p.pool
 
 
-def play(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
+def play(p: Params, src: FaceSource) -> tuple[list[int], dict[str, Any]]:
     pool, difficulty, automatic, _stressful, free_botch = p
     target = target_number(difficulty)
     faces: list[int] = []
@@ -76,7 +80,7 @@ def play(p: Params, draw: Any) -> tuple[list[int], dict[str, Any]]:
     elif automatic:
         outcome, successes, hits, ones = "success", 1, 0, 0
     else:
-        faces = [draw(10) for _ in range(pool)]
+        faces = src.roll_many(10, pool)
         hits = sum(1 for f in faces if f >= target)
         ones = faces.count(1)
         net = hits - ones
@@ -135,7 +139,7 @@ def _odds(
 
 
 def multiple_action_pools(base_pools: Sequence[int]) -> list[int]:
-    """§2.9: n declared actions; action j (1-based) rolls ``base_j − n − (j − 1)`` dice.
+    """§2.9: n declared actions; action j (1-based) rolls ``base_j - n - (j - 1)`` dice.
 
     A pool ≤ 0 cannot be attempted (``resolve`` reports it as ``impossible``).
     """
@@ -146,7 +150,7 @@ def multiple_action_pools(base_pools: Sequence[int]) -> list[int]:
 def retry_increase(attempt: int, mode: str = "seed") -> int:
     """§2.8 / option ``storyteller.retry_escalation``: the difficulty added on attempt k (1-based).
 
-    ``seed``: k(k − 1)/2 (+0, +1, +3, +6 …); ``linear``: k − 1; ``off``: 0.
+    ``seed``: k(k - 1)/2 (+0, +1, +3, +6 …); ``linear``: k - 1; ``off``: 0.
     """
     if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt < 1:
         raise RuleError(f"{SYSTEM}: attempt must be an int ≥ 1, got {attempt!r}")
@@ -168,14 +172,15 @@ def retry_difficulty(base: int, attempt: int, mode: str = "seed", exempt: bool =
 
 
 def resisted(a: int | Mapping[str, Any], b: int | Mapping[str, Any]) -> dict[str, Any]:
-    """§2.10: each side's own N (hits − ones, or an int); the higher wins and keeps
-    ``N_w − max(N_l, 0)`` net successes; a tie gives nobody anything.
+    """§2.10: each side's own N (hits - ones, or an int); the higher wins and keeps
+    ``N_w - max(N_l, 0)`` net successes; a tie gives nobody anything.
 
     A winner needs at least one net success. [I] A side that botched loses (``botched`` lists it).
     """
     na, nb = _net(a), _net(b)
-    botched = [s for s, r in (("a", a), ("b", b)) if isinstance(r, Mapping) and
-               r.get("outcome") == "botch"]
+    botched = [
+        s for s, r in (("a", a), ("b", b)) if isinstance(r, Mapping) and r.get("outcome") == "botch"
+    ]
     if na > nb:
         winner, net = "a", na - max(nb, 0)
     elif nb > na:
@@ -184,8 +189,13 @@ def resisted(a: int | Mapping[str, Any], b: int | Mapping[str, Any]) -> dict[str
         winner, net = None, 0
     if net < 1 or winner in botched:
         winner, net = None, 0
-    return {"winner": winner, "net_successes": net, "tie": na == nb, "net": {"a": na, "b": nb},
-            "botched": botched}
+    return {
+        "winner": winner,
+        "net_successes": net,
+        "tie": na == nb,
+        "net": {"a": na, "b": nb},
+        "botched": botched,
+    }
 
 
 def _net(side: int | Mapping[str, Any]) -> int:
