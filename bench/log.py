@@ -4,7 +4,7 @@
 
 Builds a fresh database (SQLite file under var/bench/, or the PostgreSQL database named by
 --database-url, which it empties first), writes one campaign whose log holds N real check events
-(rolled by the engines from a seeded source, chained like the server chains them), then times:
+(rolled by the engines from the session's seed, chained like the server chains them), then times:
 
 - verify_log (sequence + hash chain), beside a baseline that only reads the same rows;
 - rebuild_projections, beside a baseline that reads the rows and hashes nothing.
@@ -56,7 +56,8 @@ def write_log(events: int) -> int:
     from campaign import services
     from campaign.eventlog import hash_of
     from campaign.models import Campaign, Event
-    from rolls.systems import SeededDice, roll
+    from campaign.models import SessionSecret
+    from rolls.systems import HmacDice, roll
 
     user = get_user_model().objects.create_user("bench", password="bench-password")
     campaign = services.create_campaign(name="Bench", system="cofd", created_by=user)
@@ -66,14 +67,14 @@ def write_log(events: int) -> int:
     )
     campaign.refresh_from_db()
     session_id = campaign.events.get(type="session.started").session_id
-    dice = SeededDice(7)
+    seed = bytes(SessionSecret.objects.get(session_id=session_id).seed)
     seq, prev = campaign.head_seq, campaign.head_hash
     batch: list[Event] = []
     started = time.perf_counter()
     for _ in range(events):
         seq += 1
         check = {"pool": 8, "again": 10, "rote": False, "exceptional_at": 5, "extra_successes": 0}
-        faces, result = roll("cofd", check, dice)
+        faces, result = roll("cofd", check, HmacDice(seed, str(campaign.pk), seq))
         event = Event(
             campaign_id=campaign.pk,
             seq=seq,
@@ -162,7 +163,8 @@ def main() -> None:
             pass
 
     def verify() -> None:
-        assert not verify_campaigns(campaign_ids=[campaign_id]).problems
+        report = verify_campaigns(campaign_ids=[campaign_id])
+        assert not report.problems, report.problems[:3]
 
     def rebuild() -> None:
         with transaction.atomic():
