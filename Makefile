@@ -7,12 +7,23 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-services bench lint fmt clean
+.PHONY: run test test-services bench lint fmt clean browser
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
+
+# The browser tests drive Debian's Chromium (Playwright cannot download browsers here).
+browser:
+	@test -x /usr/bin/chromium || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing Debian's chromium for the browser tests"; \
+			(apt-get install -y -qq chromium >/dev/null 2>&1 || \
+			 (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)); \
+		else \
+			echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2; exit 1; \
+		fi; }
 
 run: $(STAMP)
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
@@ -22,11 +33,11 @@ run: $(STAMP)
 
 # The embedded default: SQLite and the in-memory channel layer. Tests that need PostgreSQL or
 # Redis are deselected here and run by `make test-services` (and CI).
-test: $(STAMP)
+test: $(STAMP) browser
 	env -u DATABASE_URL -u REDIS_URL $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -m "not postgres and not redis"
 
 # The whole suite against real services: DATABASE_URL=postgres://… REDIS_URL=redis://… required.
-test-services: $(STAMP)
+test-services: $(STAMP) browser
 	@case "$$DATABASE_URL" in postgres*) ;; *) echo "test-services needs DATABASE_URL=postgres://..." >&2; exit 2;; esac
 	@case "$$REDIS_URL" in redis*) ;; *) echo "test-services needs REDIS_URL=redis://..." >&2; exit 2;; esac
 	$(VENV)/bin/pytest -n $(PYTEST_WORKERS)

@@ -55,8 +55,7 @@ def write_log(events: int) -> int:
 
     from campaign import services
     from campaign.eventlog import hash_of
-    from campaign.models import Campaign, Event
-    from campaign.models import SessionSecret
+    from campaign.models import Campaign, Event, SessionSecret
     from rolls.systems import HmacDice, roll
 
     user = get_user_model().objects.create_user("bench", password="bench-password")

@@ -326,6 +326,9 @@ def _end_period(
         # The reveal: from now on anyone can recompute every server-rolled face of the session.
         secret = SessionSecret.objects.get(session_id=current.pk)
         payload["seed"] = bytes(secret.seed).hex()
+        # The receipt: the chain hash of the session's last event before this one, which fixes
+        # the whole history up to it; participants keep it to check later exports against.
+        payload["final_seq"], payload["final_hash"] = campaign.head_seq, campaign.head_hash
     append_event(
         campaign=campaign,
         type=f"{kind}.ended",

@@ -1,4 +1,4 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels."""
+"""ASGI entry point: HTTP through Django, WebSockets (the live feed) through Channels."""
 
 import os
 
@@ -9,4 +9,6 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
-application = ProtocolTypeRouter({"http": django_asgi_app})
+from rolls.routing import websocket_application  # noqa: E402
+
+application = ProtocolTypeRouter({"http": django_asgi_app, "websocket": websocket_application()})
