@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from campaign.api.views import campaign_for
 from campaign.errors import InvalidInput, NotFound
+from campaign.export import checks_csv, export_campaign
 from campaign.models import Membership, Role
 from rolls import selectors, services
 from rolls.api.serializers import (
@@ -272,28 +273,26 @@ class RuleStateView(APIView):
 
 
 class ExportView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="GM: the whole log, for verification")
+    @extend_schema(
+        responses=OpenApiTypes.OBJECT,
+        summary="The log for verification (GM: whole; others: hidden events redacted)",
+    )
     def get(self, request: Request, campaign_id: int) -> Response:
-        from campaign.export import export_campaign
-
-        from campaign.access import require_gm
-
-        campaign, _ = campaign_for(request, campaign_id)
-        require_gm(campaign, request.user)
-        return Response(export_campaign(campaign))
+        campaign, membership = campaign_for(request, campaign_id)
+        return Response(export_campaign(campaign, membership=_unless_gm(membership)))
 
 
 class ExportCsvView(APIView):
-    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR}, summary="GM: checks as CSV")
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR}, summary="Checks as CSV")
     def get(self, request: Request, campaign_id: int) -> HttpResponse:
-        from campaign.export import checks_csv
-
-        from campaign.access import require_gm
-
-        campaign, _ = campaign_for(request, campaign_id)
-        require_gm(campaign, request.user)
-        response = HttpResponse(checks_csv(campaign), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = (
-            f'attachment; filename="campaign-{campaign.pk}-checks.csv"'
-        )
+        campaign, membership = campaign_for(request, campaign_id)
+        body = checks_csv(campaign, membership=_unless_gm(membership))
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
+        filename = f"campaign-{campaign.pk}-checks.csv"
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
+
+
+def _unless_gm(membership: Membership) -> Membership | None:
+    """GMs export everything; anyone else gets hidden rolls redacted (still chain-checked)."""
+    return None if membership.role == Role.GM else membership

@@ -7,7 +7,9 @@ from campaign.logcheck import verify_campaigns
 
 class Command(BaseCommand):
     help = (
-        "Verify every campaign's event log: gapless seq and hash chain. Names the first bad event."
+        "Verify every campaign's event log: gapless seq, hash chain, session seeds against their "
+        "commitments, every server roll's faces against its seed, every outcome against its "
+        "faces. Names each bad event and what does not match."
     )
 
     def add_arguments(self, parser):
@@ -18,5 +20,8 @@ class Command(BaseCommand):
         for line in report.lines:
             self.stdout.write(line)
         if report.problems:
-            raise CommandError(f"{len(report.problems)} campaign(s) failed verification")
+            raise CommandError(
+                f"{len(report.problems)} problem(s) in {report.failed_campaigns} "
+                "campaign(s): verification failed"
+            )
         self.stdout.write(self.style.SUCCESS(f"OK: {report.events:,} events verify"))
