@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-services bench lint fmt clean browser
+.PHONY: run test test-services bench lint fmt clean browser screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -34,13 +34,15 @@ run: $(STAMP)
 # The embedded default: SQLite and the in-memory channel layer. Tests that need PostgreSQL or
 # Redis are deselected here and run by `make test-services` (and CI).
 test: $(STAMP) browser
-	env -u DATABASE_URL -u REDIS_URL $(VENV)/bin/pytest -n $(PYTEST_WORKERS) -m "not postgres and not redis"
+	rm -f var/test*.sqlite3*  # a killed run's WAL files would break the next test database
+	env -u DATABASE_URL -u REDIS_URL $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup \
+		-m "not postgres and not redis"
 
 # The whole suite against real services: DATABASE_URL=postgres://… REDIS_URL=redis://… required.
 test-services: $(STAMP) browser
 	@case "$$DATABASE_URL" in postgres*) ;; *) echo "test-services needs DATABASE_URL=postgres://..." >&2; exit 2;; esac
 	@case "$$REDIS_URL" in redis*) ;; *) echo "test-services needs REDIS_URL=redis://..." >&2; exit 2;; esac
-	$(VENV)/bin/pytest -n $(PYTEST_WORKERS)
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 bench: $(STAMP)
 	for script in bench/*.py; do $(PY) $$script || exit 1; done
@@ -52,6 +54,9 @@ lint: $(STAMP)
 fmt: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
+
+screenshots: $(STAMP) browser
+	$(PY) docs/screenshots/make.py
 
 clean:
 	rm -rf $(VENV) var staticfiles .pytest_cache .hypothesis

@@ -1,0 +1,46 @@
+// The pages' words, rendered by the server in the active language (campaign/templatetags).
+import { jsonScript } from "./dom.js";
+
+export const S = jsonScript("ui-strings") || { t: {}, outcomes: {}, tones: {} };
+export const LANG = document.documentElement.lang || "ru";
+
+export function t(key, vars = {}) {
+  const template = S.t[key] ?? key;
+  return template.replace(/\{(\w+)\}/g, (_, name) => (name in vars ? vars[name] : `{${name}}`));
+}
+
+export function outcomeLabel(system, outcome) {
+  return (S.outcomes[system] || {})[outcome] || outcome;
+}
+
+export function outcomeTone(system, outcome) {
+  return (S.tones[system] || {})[outcome] || "mixed";
+}
+
+const PLURALS = new Intl.PluralRules(LANG);
+
+// "{n} successes" in the language's plural form (Russian has one, few and many).
+export function plural(base, n) {
+  const key = `${base}_${PLURALS.select(n)}`;
+  return t(key in S.t ? key : `${base}_many`, { n });
+}
+
+export function successes(n) {
+  return plural("success", n);
+}
+
+export function pct(p) {
+  if (p <= 0) return "0%";
+  if (p >= 0.9995) return p >= 1 ? "100%" : ">99.9%";
+  if (p < 0.001) return "<0.1%";
+  const digits = p < 0.1 ? 1 : 0;
+  return `${(p * 100).toLocaleString(LANG, { maximumFractionDigits: digits, minimumFractionDigits: digits })}%`;
+}
+
+export function clock(iso) {
+  try {
+    return new Date(iso).toLocaleTimeString(LANG, { hour: "2-digit", minute: "2-digit" });
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,315 @@
+// The panels around the feed: session bar, calls for a check, rule state, members and presence.
+import { errorText } from "./api.js";
+import { $, clear, h } from "./dom.js";
+import { S, t } from "./i18n.js";
+import { oddsChart } from "./odds.js";
+
+// --- session, chapter, scene ------------------------------------------------------------------
+
+export function renderSessionBar(table) {
+  const bar = $("#sessionbar");
+  if (!bar) return;
+  clear(bar);
+  const c = table.campaign;
+  const periods = [
+    ["session", c.session, t("no_session")],
+    ["chapter", c.chapter, t("no_chapter")],
+  ];
+  // Scenes matter to one rule (CofD's dramatic failure once per scene); show them there.
+  if (c.scene || (table.isGm && c.system === "cofd")) periods.push(["scene", c.scene, t("no_scene")]);
+  for (const [kind, period, none] of periods) {
+    const label = period ? `${t(`${kind}_n`, { n: period.number })}${period.title ? ` · ${period.title}` : ""}` : none;
+    const pieces = [h("span", { class: `period-state ${period ? "open" : "closed"}`, "aria-hidden": "true" }), h("span", { class: "period-label" }, label)];
+    if (table.isGm) {
+      if (period) {
+        pieces.push(
+          h("button", { type: "button", class: "btn btn-small btn-ghost", onclick: () => endPeriod(table, kind) }, t(`end_${kind}`)),
+        );
+      } else {
+        const input = h("input", { type: "text", maxlength: 200, placeholder: t("title_optional"), "aria-label": t("title_for", { what: t(`${kind}_n`, { n: "" }).trim() }), class: "period-title" });
+        pieces.push(
+          h(
+            "form",
+            { class: "inline period-start", onsubmit: (e) => (e.preventDefault(), startPeriod(table, kind, input.value)) },
+            input,
+            h("button", { type: "submit", class: "btn btn-small" }, t(`start_${kind}`)),
+          ),
+        );
+      }
+    }
+    bar.append(h("div", { class: `period period-${kind}` }, pieces));
+  }
+  if (!c.session && !table.isGm) bar.append(h("p", { class: "muted period-hint" }, t("rolls_need_session")));
+}
+
+async function startPeriod(table, kind, title) {
+  try {
+    await table.api.post(`${kind}s/`, { title: title || "" });
+    table.refresh.campaign();
+    table.refresh.state();
+  } catch (error) {
+    table.toast(errorText(error), "error");
+  }
+}
+
+async function endPeriod(table, kind) {
+  if (kind === "session" && !confirm(t("confirm_end_session"))) return;
+  if (kind === "chapter" && !confirm(t("confirm_end_chapter"))) return;
+  try {
+    await table.api.post(`${kind}s/end/`);
+    table.refresh.campaign();
+    table.refresh.state();
+  } catch (error) {
+    table.toast(errorText(error), "error");
+  }
+}
+
+// --- calls for a check ------------------------------------------------------------------------
+
+function characterName(table, id) {
+  return (table.characters.find((c) => c.id === id) || {}).name || "?";
+}
+
+export function renderGmCalls(table) {
+  const box = $("#calls");
+  if (!box) return;
+  clear(box);
+  if (!table.calls.length) return;
+  box.append(h("h3", {}, t("open_calls")));
+  for (const call of table.calls) {
+    const names = call.characters.map((id) =>
+      h("li", { class: id in call.answered ? "answered" : "waiting" }, characterName(table, id), " — ", id in call.answered ? `${t("call_answered")} #${call.answered[id]}` : t("waiting")),
+    );
+    const request = call.request || {};
+    box.append(
+      h(
+        "div",
+        { class: "call-card", "data-call": call.id },
+        h("p", { class: "call-what" }, (request.traits || []).join(" + ") || "—", request.label ? ` — ${request.label}` : ""),
+        h("ul", { class: "call-who" }, names),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "btn btn-small btn-ghost",
+            onclick: async () => {
+              try {
+                await table.api.post(`calls/${call.id}/close/`);
+                table.refresh.calls();
+              } catch (error) {
+                table.toast(errorText(error), "error");
+              }
+            },
+          },
+          t("close_call"),
+        ),
+      ),
+    );
+  }
+}
+
+export function renderPlayerCalls(table) {
+  const box = $("#calls");
+  if (!box) return;
+  const mine = new Set(table.characters.filter((c) => c.owner_id === table.me.id || table.isGm).map((c) => c.id));
+  const cards = [];
+  for (const call of table.calls) {
+    for (const id of call.characters) {
+      if (!mine.has(id) || id in call.answered) continue;
+      cards.push([call, id]);
+    }
+  }
+  const key = cards.map(([call, id]) => `${call.id}:${id}`).join(",");
+  if (box.dataset.key === key) return; // unchanged: keep the odds and any typed faces
+  box.dataset.key = key;
+  clear(box);
+  for (const [call, id] of cards) box.append(callCard(table, call, id));
+}
+
+function callCard(table, call, characterId) {
+  const name = characterName(table, characterId);
+  const odds = h("div", { class: "odds-area" });
+  const error = h("p", { class: "form-error", role: "alert", hidden: true });
+  const manual = Boolean((table.campaign.options || {}).manual_dice);
+  const faces = manual ? h("input", { type: "text", inputmode: "numeric", id: `call-faces-${call.id}-${characterId}`, placeholder: t("faces_hint") }) : null;
+  const request = { ...(call.request || {}) };
+  delete request.visibility;
+  delete request.label;
+  table.api
+    .post("checks/odds/", { ...request, character: characterId })
+    .then((answer) => odds.append(oddsChart(table.campaign.system, answer, t("odds_for", { name }))))
+    .catch((e) => odds.append(h("p", { class: "muted" }, e.message)));
+  const button = h("button", { type: "submit", class: "btn btn-primary btn-roll" }, t("answer"));
+  return h(
+    "form",
+    {
+      class: "call-card call-mine",
+      "data-call": call.id,
+      onsubmit: async (event) => {
+        event.preventDefault();
+        button.disabled = true;
+        error.hidden = true;
+        try {
+          const body = { call: call.id, character: characterId };
+          if (faces && faces.value.trim()) body.faces = faces.value.trim().split(/[\s,;]+/).map(Number);
+          const check = await table.api.post("checks/", body);
+          table.checks.set(check.seq, check);
+          table.renderFeed();
+          table.refresh.calls();
+        } catch (e) {
+          error.hidden = false;
+          error.textContent = errorText(e);
+          button.disabled = false;
+        }
+      },
+    },
+    h("h2", { class: "call-title" }, t("gm_calls"), " ", h("span", { class: "muted" }, t("for_character", { name }))),
+    call.request && call.request.label ? h("p", { class: "call-label" }, call.request.label) : null,
+    odds,
+    faces ? h("label", { for: faces.id }, t("faces_hint")) : null,
+    faces,
+    error,
+    button,
+  );
+}
+
+// --- rule state -------------------------------------------------------------------------------
+
+export function renderState(table) {
+  const box = $("#state");
+  if (!box) return;
+  clear(box);
+  const state = table.state;
+  const options = table.campaign.options || {};
+  const system = table.campaign.system;
+  const rows = (state.characters || []).map((c) => {
+    const cells = [];
+    for (const [name, value] of Object.entries(c.resources || {})) {
+      cells.push(h("span", { class: `resource res-${name}` }, h("span", { class: "res-name" }, S.resources[name] || name), h("strong", {}, String(value))));
+    }
+    if (system === "storyteller" && options.free_botch === "per_character") cells.push(flag(t("free_botch"), c.free_botch_used));
+    if (system === "cofd" && options.intentional_dramatic_failure && !["off", "unlimited"].includes(options.intentional_dramatic_failure)) {
+      cells.push(flag(`${t("dramatic_failure_state")} (${t(options.intentional_dramatic_failure === "per_scene" ? "this_scene" : "this_chapter")})`, c.dramatic_failure_used));
+    }
+    if (system === "nice_damnit") {
+      const chips = chipsThisSession(table, c.id);
+      cells.push(h("span", { class: "resource" }, h("span", { class: "res-name" }, t("chips")), h("span", { class: "chip-pair" }, h("span", { class: "nice" }, `Nice! ${chips.nice}`), " · ", h("span", { class: "damnit" }, `Damnit! ${chips.damnit}`))));
+    }
+    return h("li", { class: "state-row", "data-character": c.id }, h("strong", { class: "state-name" }, c.name), h("span", { class: "state-cells" }, cells));
+  });
+  box.append(h("ul", { class: "state-list" }, rows.length ? rows : h("li", { class: "muted" }, t("no_characters"))));
+  if (system === "storyteller" && options.free_botch === "per_table") box.append(h("p", {}, flag(t("table_free_botch"), state.table_free_botch_used)));
+  if (["storyteller", "cofd"].includes(system) && table.isGm) {
+    const retries = (state.retries || []).map((r) =>
+      h(
+        "li",
+        {},
+        h("span", {}, `${characterName(table, r.character)} — ${r.task}: `, h("strong", {}, t("failures", { n: r.failures }))),
+        h(
+          "button",
+          {
+            type: "button",
+            class: "btn btn-small btn-ghost",
+            onclick: async () => {
+              try {
+                await table.api.post("tasks/reset/", { character: r.character, task: r.task });
+                table.refresh.state();
+              } catch (error) {
+                table.toast(errorText(error), "error");
+              }
+            },
+          },
+          t("reset"),
+        ),
+      ),
+    );
+    box.append(h("h3", {}, t("retries")), retries.length ? h("ul", { class: "retries" }, retries) : h("p", { class: "muted" }, t("no_retries")));
+  }
+}
+
+function flag(label, used) {
+  return h("span", { class: `rule-flag ${used ? "used" : "free"}` }, h("span", { class: "dot", "aria-hidden": "true" }), `${label}: ${used ? t("used") : t("available")}`);
+}
+
+function chipsThisSession(table, characterId) {
+  const session = table.campaign.session;
+  let nice = 0;
+  let damnit = 0;
+  for (const check of table.checks.values()) {
+    if (check.redacted || !session || check.session !== session.id) continue;
+    for (const roll of check.data.rolls || []) {
+      if (roll.character_id !== characterId) continue;
+      nice += roll.result.nice || 0;
+      damnit += roll.result.damnit || 0;
+    }
+  }
+  return { nice, damnit };
+}
+
+// --- members and presence ---------------------------------------------------------------------
+
+function onlineIds(presence) {
+  if (!presence) return null;
+  const list = Array.isArray(presence) ? presence : Object.values(presence);
+  return new Set(list.map((p) => (typeof p === "object" && p ? p.user_id ?? p.id : p)));
+}
+
+export function renderMembers(table) {
+  const box = $("#members");
+  if (!box) return;
+  clear(box);
+  const online = onlineIds(table.presence);
+  for (const member of table.members) {
+    const here = online ? online.has(member.user_id) : null;
+    const presence = h("span", {
+      class: `presence ${here === null ? "unknown" : here ? "on" : "off"}`,
+      title: here === null ? t("presence_unknown") : here ? t("online") : t("away"),
+    });
+    const parts = [presence, h("span", { class: "member-name" }, member.username, member.user_id === table.me.id ? h("small", {}, ` (${t("you")})`) : null)];
+    if (here !== null) parts.push(h("span", { class: "sr-only" }, here ? t("online") : t("away")));
+    if (table.isGm && member.user_id !== table.me.id) {
+      const select = h(
+        "select",
+        {
+          "aria-label": `${t("role")}: ${member.username}`,
+          onchange: async (e) => {
+            try {
+              await table.api.patch(`members/${member.user_id}/`, { role: e.target.value });
+              table.refresh.members();
+            } catch (error) {
+              table.toast(errorText(error), "error");
+            }
+          },
+        },
+        ["gm", "player", "observer"].map((role) => h("option", { value: role, selected: role === member.role }, S.roles[role])),
+      );
+      parts.push(select);
+      parts.push(
+        h(
+          "button",
+          {
+            type: "button",
+            class: "btn btn-small btn-ghost",
+            "aria-label": `${t("remove")}: ${member.username}`,
+            onclick: async () => {
+              if (!confirm(t("confirm_remove", { name: member.username }))) return;
+              try {
+                await table.api.del(`members/${member.user_id}/`);
+                table.refresh.members();
+              } catch (error) {
+                table.toast(errorText(error), "error");
+              }
+            },
+          },
+          "×",
+        ),
+      );
+    } else {
+      parts.push(h("span", { class: "role muted" }, S.roles[member.role] || member.role));
+    }
+    box.append(h("li", { class: "member", "data-user": member.user_id }, parts));
+  }
+  const count = online ? table.members.filter((m) => online.has(m.user_id)).length : null;
+  const note = h("li", { class: "muted small presence-note" }, count === null ? t("presence_unknown") : t("connected_count", { n: count }));
+  box.append(note);
+}

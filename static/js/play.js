@@ -1,0 +1,39 @@
+// The player page: my sheets, the roll form with its odds, the GM's calls, the live feed.
+import { $, clear } from "./dom.js";
+import { Composer } from "./composer.js";
+import { renderPlayerCalls, renderSessionBar } from "./panels.js";
+import { characterEditor, renderSheets } from "./sheets.js";
+import { Table } from "./table.js";
+
+const table = new Table();
+const form = $("#composer");
+const composer = form ? new Composer(table, form) : null;
+const mine = (character) => table.isGm || character.owner_id === table.me.id;
+
+function sheets() {
+  renderSheets($("#sheets"), table, {
+    filter: mine,
+    onTrait: composer ? (character, name) => composer.pick(character, name) : null,
+    onEdit: composer ? (character) => edit(character) : null,
+  });
+}
+
+function edit(character) {
+  const box = $("#character-editor");
+  clear(box);
+  const editor = characterEditor(table, character, { onDone: () => clear(box) });
+  box.append(editor);
+  editor.querySelector("input")?.focus();
+}
+
+$("#new-character")?.addEventListener("click", () => edit(null));
+
+table.on("characters", () => (sheets(), renderPlayerCalls(table)));
+table.on("state", sheets);
+table.on("members", sheets);
+table.on("calls", () => renderPlayerCalls(table));
+table.on("campaign", () => renderSessionBar(table));
+
+renderSessionBar(table);
+sheets();
+table.start();

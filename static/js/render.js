@@ -1,0 +1,317 @@
+// Feed items: a check as the table sees it (who, traits, dice, outcome in the system's words,
+// follow-ups), a stub for a hidden roll, and a line for session and chapter changes.
+import { h } from "./dom.js";
+import { drawRoll } from "./dice.js";
+import { S, clock, outcomeLabel, outcomeTone, plural, successes, t } from "./i18n.js";
+
+const EYE_SLASH =
+  "M2 5.3 3.3 4l16.7 16.7-1.3 1.3-3.1-3.1A10.6 10.6 0 0 1 12 19C6.5 19 2.7 14.6 1.5 12c.6-1.3 1.8-3 3.5-4.4L2 5.3Zm10 2.2c-.6 0-1.1.1-1.6.3l6.3 6.3c.2-.5.3-1 .3-1.6a5 5 0 0 0-5-5Zm0-2.5c5.5 0 9.3 4.4 10.5 7-.5 1.1-1.4 2.4-2.6 3.6L16 12.7A4 4 0 0 0 11.3 8L8.6 5.4C9.7 5.1 10.8 5 12 5ZM7.2 9.8A5 5 0 0 0 14.2 16.8l-1.6-1.6a3 3 0 0 1-3.8-3.8L7.2 9.8Z";
+
+export function icon(path, label) {
+  return h(
+    "svg",
+    { viewBox: "0 0 24 24", width: 16, height: 16, class: "icon", role: label ? "img" : null, "aria-hidden": label ? null : "true" },
+    label ? h("title", {}, label) : null,
+    h("path", { d: path, fill: "currentColor" }),
+  );
+}
+
+export function eyeSlash(label) {
+  return icon(EYE_SLASH, label);
+}
+
+function signed(n) {
+  return n < 0 ? `− ${Math.abs(n)}` : `+ ${n}`;
+}
+
+function lineLabel(line) {
+  const key = `bd_${line.kind}`;
+  if (line.label === line.kind || line.label === "pool" || line.label === line.kind.replace(/s$/, "")) {
+    if (key in S.t) return t(key);
+  }
+  if (`bd_${line.label}` in S.t) return t(`bd_${line.label}`);
+  return line.label;
+}
+
+// "Wits 3 + Investigation 3 + Crime scenes 1 − 2 = 5 dice · 8-again · rote"
+export function breakdown(system, roll) {
+  const lines = roll.breakdown || [];
+  const check = roll.check || {};
+  const parts = [];
+  lines.forEach((line, i) => {
+    const value = line.value;
+    const op = i === 0 ? (value < 0 ? "−" : "") : value < 0 ? "−" : "+";
+    parts.push(
+      h(
+        "span",
+        { class: `bd bd-${line.kind}` },
+        op ? h("span", { class: "op" }, op) : null,
+        h("span", { class: "bd-label" }, lineLabel(line)),
+        " ",
+        h("span", { class: "bd-value" }, String(Math.abs(value))),
+      ),
+    );
+  });
+  const tail = [];
+  if (system === "age") {
+    tail.push(`3d6 ${signed(check.ability + (check.focus ? 2 : 0) + (check.modifier || 0))}`);
+    if (check.target) tail.push(t("vs_tn", { n: check.target }));
+  } else if (system === "nice_damnit") {
+    tail.push(`2d10 ${signed(check.bonus || 0)}`);
+  } else if (typeof check.pool === "number") {
+    tail.push(check.pool <= 0 && system === "cofd" ? t("chance_die") : plural("pool_dice", check.pool));
+    if (system === "storyteller") tail.push(`${t("difficulty")} ${check.difficulty}`);
+    if (system === "cofd") {
+      if (check.again === null) tail.push(t("again_none"));
+      else if (check.again && check.again !== 10) tail.push(t(`again_${check.again}`));
+      if (check.rote) tail.push(t("rote"));
+    }
+    if (system === "d6pool" && check.pool <= 0) tail.push(t("desperate"));
+  }
+  const rules = roll.rules || {};
+  if (rules.attempt > 1) tail.push(t("attempt", { n: rules.attempt }));
+  return h(
+    "div",
+    { class: "breakdown" },
+    parts.length ? h("span", { class: "bd-sum" }, parts) : null,
+    h("span", { class: "bd-total" }, (parts.length ? "= " : "") + tail.join(" · ")),
+  );
+}
+
+// The outcome in the system's words, with the numbers that matter.
+export function outcome(system, roll) {
+  const result = roll.result || {};
+  const tone = outcomeTone(system, result.outcome);
+  const facts = [];
+  if (["d6pool", "storyteller", "cofd"].includes(system) && result.outcome !== "impossible") {
+    if (result.successes > 0) facts.push(successes(result.successes));
+    if (system === "storyteller" && result.degree) facts.push((S.degrees || {})[result.degree] || result.degree);
+    if (system === "d6pool" && result.severity) facts.push(t("severity", { n: result.severity }));
+  }
+  if (system === "age" && result.total !== null && result.total !== undefined) {
+    facts.push(`${t("total")} ${result.total}`);
+    if (result.stunt_points) facts.push(t("stunt_points", { n: result.stunt_points }));
+    else if (result.doubles) facts.push(t("doubles"));
+  }
+  if (system === "nice_damnit") facts.push(`${t("total")} ${result.total}`);
+  const notes = [];
+  if (result.free_botch_consumed) notes.push(t("free_botch_used"));
+  if (result.intentional) notes.push(t("intentional"));
+  if (roll.beats_awarded) notes.push(t("beats_awarded", { n: roll.beats_awarded }));
+  const change = (roll.check || {}).fortune_change;
+  if (system === "age" && change) {
+    const die = change.die === 2 ? t("drama_die") : t("die_n", { n: change.die + 1 });
+    notes.push(t("fortune_changed", { die, value: change.value, cost: result.fortune_cost }));
+  }
+  if (system === "nice_damnit" && result.extra_nice) notes.push(t("nice_taken", { n: result.extra_nice }));
+  return h(
+    "div",
+    { class: "outcome" },
+    h("span", { class: `badge tone-${tone}` }, outcomeLabel(system, result.outcome)),
+    facts.length ? h("span", { class: "facts" }, facts.join(" · ")) : null,
+    notes.map((note) => h("span", { class: "note" }, note)),
+  );
+}
+
+function comparisonText(check) {
+  const c = check.data.comparison;
+  if (!c) return null;
+  const rolls = check.data.rolls;
+  const nameOf = (w) => {
+    const index = w === "a" ? 0 : w === "b" ? 1 : typeof w === "number" ? w : null;
+    const roll = index === null ? null : rolls[index];
+    return roll ? roll.character_name || t("npc") : null;
+  };
+  const winner = nameOf(c.winner);
+  const parts = [];
+  if (c.outcome && t(c.outcome) !== c.outcome) {
+    parts.push(c.outcome === "effect" ? t("effect", { n: successes(c.successes) }) : t(c.outcome));
+  }
+  if (winner) parts.push(t("winner", { name: winner }));
+  if (c.net_successes) parts.push(t("net_successes", { n: c.net_successes }));
+  if (c.margin) parts.push(t("margin", { n: c.margin }));
+  if (!winner && c.tie) parts.push(t("tie"));
+  if (c.outcome === "reroll") parts.push(t("reroll_tie"));
+  return h("div", { class: "comparison" }, parts.join(" · "));
+}
+
+// --- the feed item ------------------------------------------------------------------------
+
+export function checkItem(check, ctx) {
+  if (check.redacted) return stubItem(check, ctx);
+  const system = check.system;
+  const rolls = check.data.rolls || [];
+  const first = rolls[0] || { result: {} };
+  const tone = outcomeTone(system, first.result.outcome);
+  const who = ctx.username(check.actor_id);
+  const hidden = check.visibility !== "public";
+  const tags = [];
+  if (hidden) {
+    const label = check.revealed ? t("revealed_mark") : t(check.visibility === "blind" ? "blind_mark" : "private_mark");
+    tags.push(h("span", { class: `tag vis vis-${check.visibility}${check.revealed ? " revealed" : ""}`, title: label }, eyeSlash(), h("span", {}, label)));
+  }
+  if (check.manual) tags.push(h("span", { class: "tag" }, t("manual_mark")));
+  if (check.task) tags.push(h("span", { class: "tag task" }, `${t("task")}: ${check.task}`));
+  const body = rolls.map((roll) =>
+    h(
+      "div",
+      { class: "roll-line" },
+      rolls.length > 1 ? h("div", { class: "roll-sub" }, roll.character_name || t("npc"), roll.label ? ` — ${roll.label}` : "") : null,
+      breakdown(system, roll),
+      h("div", { class: "roll-result" }, drawRoll(system, roll), outcome(system, roll)),
+    ),
+  );
+  const character = first.character_name || t("npc");
+  const item = h(
+    "article",
+    {
+      class: `roll tone-${tone}${hidden && !check.revealed ? " is-hidden" : ""}`,
+      "data-seq": check.seq,
+      "aria-label": `${character}: ${outcomeLabel(system, first.result.outcome)}`,
+    },
+    h(
+      "header",
+      { class: "roll-head" },
+      h("span", { class: "roll-who" }, h("strong", { class: "character" }, character), who ? h("span", { class: "player" }, who) : null),
+      h("span", { class: "roll-meta" }, h("time", { datetime: check.created_at }, clock(check.created_at)), h("span", { class: "seq" }, `#${check.seq}`)),
+    ),
+    check.label ? h("p", { class: "roll-label" }, check.label) : null,
+    tags.length ? h("div", { class: "tags" }, tags) : null,
+    body,
+    comparisonText(check),
+    followups(check, ctx),
+  );
+  return item;
+}
+
+// A die face down: what a hidden roll looks like to those who may not see it.
+export function hiddenDie() {
+  return h(
+    "svg",
+    { viewBox: "0 0 28 28", width: 18, height: 18, class: "stub-icon", "aria-hidden": "true", focusable: "false" },
+    h("rect", { x: 2, y: 2, width: 24, height: 24, rx: 6, fill: "none", stroke: "currentColor", "stroke-width": 2 }),
+    h("text", { x: 14, y: 19.5, "text-anchor": "middle", fill: "currentColor", "font-size": 15, "font-weight": 700 }, "?"),
+  );
+}
+
+function stubItem(check, ctx) {
+  const who = ctx.username(check.actor_id) || "?";
+  return h(
+    "article",
+    { class: "roll stub", "data-seq": check.seq, "data-redacted": "1" },
+    h(
+      "header",
+      { class: "roll-head" },
+      h("span", { class: "roll-who" }, h("span", { class: "stub-text" }, hiddenDie(), t("hidden_by", { name: who }))),
+      h("span", { class: "roll-meta" }, h("time", { datetime: check.created_at }, clock(check.created_at)), h("span", { class: "seq" }, `#${check.seq}`)),
+    ),
+  );
+}
+
+export function markerItem(event) {
+  const p = event.payload || {};
+  let text = "";
+  const kind = event.type.split(".")[0];
+  if (event.type.endsWith(".started")) text = t(`${kind}_started`, { n: p.number });
+  else if (event.type.endsWith(".ended")) text = t(`${kind}_ended`, { n: p.number });
+  else if (event.type === "check.called") text = t("called", { names: (p.character_names || []).join(", ") });
+  else if (event.type === "member.joined") text = t("joined", { name: p.username || "?" });
+  if (!text) return null;
+  const title = p.title ? ` — ${p.title}` : "";
+  return h(
+    "div",
+    { class: `marker marker-${kind}`, "data-seq": event.seq, role: "separator" },
+    h("span", {}, text + title),
+  );
+}
+
+// --- follow-ups ---------------------------------------------------------------------------
+
+function followups(check, ctx) {
+  const buttons = [];
+  const system = check.system;
+  const options = check.data.options || {};
+  const roll = (check.data.rolls || [])[0];
+  const single = check.kind === "single" && roll;
+  const mine = single && ctx.controls(roll.character_id);
+  if (single && mine && system === "cofd" && roll.result.outcome === "failure") {
+    const mode = ctx.options.intentional_dramatic_failure || options.intentional_dramatic_failure || "per_chapter";
+    if (mode !== "off" && ctx.dramaticFailureAvailable(check, roll.character_id, mode)) {
+      buttons.push(
+        h(
+          "button",
+          { type: "button", class: "btn btn-drama", title: t("dramatic_failure_hint"), onclick: () => ctx.act("dramatic-failure", check.seq) },
+          t("dramatic_failure"),
+        ),
+      );
+    }
+  }
+  if (single && mine && system === "age" && ctx.options.fortune_dice !== false && !check.data.fortune_spent && roll.result.outcome !== "auto_failure") {
+    buttons.push(fortuneForm(check, roll, ctx));
+  }
+  if (single && mine && system === "nice_damnit" && ctx.options.extra_nice !== false && !roll.result.extra_nice) {
+    const total = roll.result.total;
+    const allowed = total > 12 ? Math.min(2, 9 - roll.result.nice, 9 - roll.result.damnit) : 0;
+    for (let n = 1; n <= allowed; n += 1) {
+      buttons.push(
+        h("button", { type: "button", class: "btn btn-nice", onclick: () => ctx.act("extra-nice", check.seq, { count: n }) }, t("extra_nice", { n })),
+      );
+    }
+  }
+  if (ctx.isGm && check.visibility !== "public" && !check.revealed) {
+    buttons.push(h("button", { type: "button", class: "btn btn-ghost", onclick: () => ctx.act("reveal", check.seq) }, t("reveal")));
+  }
+  return buttons.length ? h("div", { class: "followups" }, buttons) : null;
+}
+
+function fortuneForm(check, roll, ctx) {
+  const balance = ctx.resource(roll.character_id, "fortune");
+  const id = `fortune-${check.seq}`;
+  const dieSelect = h(
+    "select",
+    { id: `${id}-die`, name: "die" },
+    [0, 1, 2].map((d) => h("option", { value: d }, d === 2 ? t("drama_die") : t("die_n", { n: d + 1 }))),
+  );
+  const valueSelect = h("select", { id: `${id}-value`, name: "value" }, [1, 2, 3, 4, 5, 6].map((v) => h("option", { value: v, selected: v === 6 }, String(v))));
+  const cost = h("span", { class: "cost" });
+  const submit = h("button", { type: "submit", class: "btn btn-fortune" }, t("fortune"));
+  const update = () => {
+    const n = Number(valueSelect.value) * (dieSelect.value === "2" ? 2 : 1);
+    cost.textContent = `${t("fortune_cost", { n })} · ${t("fortune_balance", { name: roll.character_name, n: balance })}`;
+    submit.disabled = n > balance;
+  };
+  dieSelect.addEventListener("change", update);
+  valueSelect.addEventListener("change", update);
+  update();
+  return h(
+    "details",
+    { class: "fortune" },
+    h("summary", { class: "btn btn-fortune" }, t("fortune")),
+    h(
+      "form",
+      {
+        class: "fortune-form",
+        onsubmit: (e) => {
+          e.preventDefault();
+          ctx.act("fortune", check.seq, { die: Number(dieSelect.value), value: Number(valueSelect.value) });
+        },
+      },
+      h("label", { for: dieSelect.id }, t("fortune_die")),
+      dieSelect,
+      h("label", { for: valueSelect.id }, t("fortune_value")),
+      valueSelect,
+      submit,
+      cost,
+    ),
+  );
+}
+
+// A short sentence for screen readers when a roll arrives.
+export function announcement(check, ctx) {
+  if (check.redacted) return t("hidden_by", { name: ctx.username(check.actor_id) || "?" });
+  const roll = (check.data.rolls || [])[0] || { result: {} };
+  const bits = [outcomeLabel(check.system, roll.result.outcome)];
+  if (roll.result.successes > 0) bits.push(successes(roll.result.successes));
+  if (roll.result.total !== undefined && roll.result.total !== null) bits.push(`${t("total")} ${roll.result.total}`);
+  return t("announce_roll", { who: roll.character_name || ctx.username(check.actor_id) || "", outcome: bits.join(", ") });
+}

@@ -1,0 +1,273 @@
+// What the GM dashboard and the player page share: the table's state, the live feed wired to it,
+// the feed list, the screen-reader announcements, the connection indicator and the follow-ups.
+import { makeApi, errorText } from "./api.js";
+import { $, clear, debounce, h, jsonScript } from "./dom.js";
+import { Feed } from "./feed.js";
+import { t } from "./i18n.js";
+import { announcement, checkItem, markerItem } from "./render.js";
+
+const FOLLOWUPS = ["check.dramatic_failure_taken", "check.fortune_spent", "check.extra_nice_taken"];
+
+export class Table {
+  constructor() {
+    const data = jsonScript("table-data");
+    this.data = data;
+    this.api = makeApi(data.api);
+    this.campaign = data.campaign;
+    this.me = data.me;
+    this.isGm = data.me.role === "gm";
+    this.characters = data.characters;
+    this.members = data.members;
+    this.state = data.state;
+    this.calls = [];
+    this.presence = null;
+    this.usernames = new Map(data.members.map((m) => [m.user_id, m.username]));
+    this.checks = new Map(data.checks.map((c) => [c.seq, c]));
+    this.markers = new Map();
+    for (const event of data.markers) this.markers.set(event.seq, event);
+    this.listeners = {};
+    this.feedEl = $("#feed");
+    this.announcer = $("#announcer");
+    this.toasts = $("#toasts");
+    this.refresh = {
+      state: this.refresher(async () => (this.state = await this.api.get("state/")), "state"),
+      characters: this.refresher(async () => (this.characters = await this.api.get("characters/")), "characters"),
+      members: this.refresher(async () => {
+        this.members = await this.api.get("members/");
+        for (const m of this.members) this.usernames.set(m.user_id, m.username);
+      }, "members"),
+      campaign: this.refresher(async () => (this.campaign = await this.api.get("")), "campaign"),
+      calls: this.refresher(async () => (this.calls = await this.api.get("calls/")), "calls"),
+    };
+  }
+
+  // Listeners by topic: "state", "characters", "members", "campaign", "calls", "checks".
+  on(topic, fn) {
+    (this.listeners[topic] = this.listeners[topic] || []).push(fn);
+  }
+
+  emit(topic) {
+    for (const fn of this.listeners[topic] || []) fn(this);
+  }
+
+  refresher(load, topic) {
+    return debounce(async () => {
+      try {
+        await load();
+        this.emit(topic);
+        if (topic === "state" || topic === "characters" || topic === "campaign") this.renderFeed();
+      } catch (error) {
+        // The feed's own reconnection reports the outage; the next event retries this.
+      }
+    }, 150);
+  }
+
+  start() {
+    this.renderFeed();
+    this.refresh.calls();
+    const conn = $("#conn");
+    this.feed = new Feed({
+      api: this.api,
+      wsPath: this.data.ws,
+      after: this.campaign.head_seq,
+      onEvents: (events) => this.receive(events),
+      onStatus: (status) => {
+        if (conn) {
+          conn.dataset.state = status;
+          $(".conn-text", conn).textContent = t(`conn_${status}`);
+        }
+        if (status === "live") {
+          // After an outage: anything may have changed.
+          if (this.wasOffline) Object.values(this.refresh).forEach((fn) => fn());
+          this.wasOffline = false;
+        } else if (status === "offline") {
+          this.wasOffline = true;
+        }
+      },
+      onPresence: (presence) => {
+        this.presence = presence;
+        this.emit("presence");
+      },
+    });
+    this.feed.start();
+  }
+
+  // --- events from the feed ---------------------------------------------------------------
+
+  receive(events) {
+    const touched = new Set();
+    for (const event of events) {
+      const type = event.type;
+      this.usernames.set(event.actor?.id, event.actor?.username || this.usernames.get(event.actor?.id));
+      if (type === "check.rolled") {
+        const check = event.redacted ? stubFromEvent(event) : checkFromEvent(event);
+        this.checks.set(check.seq, check);
+        this.announce(check);
+        touched.add("state").add("feed");
+        if (!event.redacted && event.payload.call_id) touched.add("calls");
+        if (!event.redacted && event.payload.system === "cofd") touched.add("characters");
+      } else if (FOLLOWUPS.includes(type)) {
+        if (!event.redacted) this.applyFollowup(event);
+        touched.add("state").add("characters").add("feed");
+      } else if (type === "check.revealed") {
+        this.reload(event.payload?.check_seq);
+        touched.add("state");
+      } else if (type === "check.called" || type === "check.call_closed") {
+        touched.add("calls");
+      } else if (/^(session|chapter|scene)\./.test(type)) {
+        touched.add("campaign").add("state");
+      } else if (type.startsWith("member.")) {
+        touched.add("members");
+      } else if (type.startsWith("character.")) {
+        touched.add("characters").add("state");
+      } else if (type.startsWith("campaign.")) {
+        touched.add("campaign");
+      } else if (type === "task.reset") {
+        touched.add("state");
+      }
+      if (markerItem(event)) {
+        this.markers.set(event.seq, event);
+        touched.add("feed");
+      }
+    }
+    if (touched.has("feed")) this.renderFeed();
+    for (const topic of ["state", "characters", "members", "campaign", "calls"]) {
+      if (touched.has(topic)) this.refresh[topic]();
+    }
+    this.emit("checks");
+  }
+
+  applyFollowup(event) {
+    const check = this.checks.get(event.payload.check_seq);
+    if (!check || check.redacted) return;
+    const rolls = check.data.rolls.slice();
+    const first = { ...rolls[0], result: event.payload.result };
+    if (event.payload.check) first.check = event.payload.check;
+    rolls[0] = first;
+    check.data = { ...check.data, rolls };
+    if (event.type === "check.fortune_spent") check.data.fortune_spent = true;
+    check.outcome = first.result.outcome;
+  }
+
+  async reload(seq) {
+    if (!seq) return;
+    try {
+      const check = await this.api.get(`checks/${seq}/`);
+      this.checks.set(seq, check);
+      this.renderFeed();
+    } catch {
+      /* the next catch-up will bring it */
+    }
+  }
+
+  announce(check) {
+    if (!this.announcer) return;
+    const line = h("p", {}, announcement(check, this.context()));
+    this.announcer.append(line);
+    while (this.announcer.childElementCount > 5) this.announcer.firstElementChild.remove();
+  }
+
+  toast(message, kind = "info") {
+    if (!this.toasts) return;
+    const item = h("p", { class: `toast toast-${kind}` }, message);
+    this.toasts.append(item);
+    setTimeout(() => item.remove(), kind === "error" ? 8000 : 3500);
+  }
+
+  // --- the feed ---------------------------------------------------------------------------
+
+  context() {
+    const characters = new Map(this.characters.map((c) => [c.id, c]));
+    const stateOf = new Map((this.state.characters || []).map((c) => [c.id, c]));
+    return {
+      isGm: this.isGm,
+      options: this.campaign.options || {},
+      username: (id) => this.usernames.get(id),
+      controls: (characterId) => {
+        if (!characterId) return this.isGm;
+        const character = characters.get(characterId);
+        return this.isGm || Boolean(character && character.owner_id === this.me.id);
+      },
+      resource: (characterId, name) => {
+        const character = characters.get(characterId);
+        return character ? Number((character.resources || {})[name] || 0) : 0;
+      },
+      dramaticFailureAvailable: (check, characterId, mode) => {
+        if (mode === "unlimited") return true;
+        const used = (stateOf.get(characterId) || {}).dramatic_failure_used;
+        if (mode === "per_chapter") return Boolean(this.campaign.chapter && check.chapter === this.campaign.chapter.id && !used);
+        if (mode === "per_scene") return Boolean(this.campaign.scene && !used);
+        return false;
+      },
+      act: (kind, seq, body) => this.act(kind, seq, body),
+    };
+  }
+
+  async act(kind, seq, body = {}) {
+    try {
+      const check = await this.api.post(`checks/${seq}/${kind}/`, body);
+      this.checks.set(check.seq, check);
+      this.renderFeed();
+      this.refresh.state();
+      this.refresh.characters();
+    } catch (error) {
+      this.toast(errorText(error), "error");
+    }
+  }
+
+  renderFeed() {
+    if (!this.feedEl) return;
+    const ctx = this.context();
+    const items = [];
+    const seqs = new Set([...this.checks.keys(), ...this.markers.keys()]);
+    for (const seq of [...seqs].sort((a, b) => b - a)) {
+      const check = this.checks.get(seq);
+      const node = check ? checkItem(check, ctx) : markerItem(this.markers.get(seq));
+      if (node) items.push(node);
+    }
+    // Keep an open Fortune form open across a re-render.
+    const open = new Set([...this.feedEl.querySelectorAll("details[open]")].map((d) => d.closest("[data-seq]")?.dataset.seq));
+    const focused = document.activeElement && this.feedEl.contains(document.activeElement) ? document.activeElement.closest("[data-seq]")?.dataset.seq : null;
+    clear(this.feedEl);
+    if (!items.length) this.feedEl.append(h("p", { class: "empty" }, t("feed_empty")));
+    this.feedEl.append(...items);
+    for (const seq of open) {
+      const details = this.feedEl.querySelector(`[data-seq="${seq}"] details`);
+      if (details) details.open = true;
+    }
+    if (focused) this.feedEl.querySelector(`[data-seq="${focused}"] button, [data-seq="${focused}"] summary`)?.focus();
+    this.emit("feed");
+  }
+}
+
+function checkFromEvent(event) {
+  const p = event.payload;
+  return {
+    seq: event.seq,
+    kind: p.kind,
+    system: p.system,
+    visibility: event.visibility,
+    revealed: false,
+    actor_id: event.actor?.id ?? null,
+    created_at: event.created_at,
+    redacted: false,
+    outcome: p.rolls[0]?.result?.outcome,
+    character: event.character,
+    session: event.session,
+    chapter: event.chapter,
+    label: p.label,
+    task: p.task,
+    manual: p.dice === "manual",
+    data: p,
+  };
+}
+
+function stubFromEvent(event) {
+  return {
+    seq: event.seq,
+    redacted: true,
+    visibility: event.visibility,
+    actor_id: event.actor?.id ?? null,
+    created_at: event.created_at,
+  };
+}

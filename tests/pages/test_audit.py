@@ -1,0 +1,97 @@
+"""The audit page: the whole history a member may see, filtered, with the log's verification."""
+
+from __future__ import annotations
+
+import pytest
+
+from campaign import services
+
+pytestmark = pytest.mark.django_db
+
+
+def rows(response) -> str:
+    page = response.content.decode()
+    table = page[page.index('class="audit-table"') :]
+    return table[table.index("<tbody>") : table.index("</tbody>")]
+
+
+@pytest.fixture
+def rolled(table):
+    table.roll("alice", [8, 8, 2, 3, 4], traits=["Wits", "Occult"], label="Searching the crypt")
+    table.roll("boris", [1, 2, 3], traits=["Wits"], label="Theo slips")
+    table.roll("alice", [9, 9, 9], traits=["Wits"], label="A blind hunch", visibility="blind")
+    return table
+
+
+def test_the_audit_lists_every_roll_with_its_outcome_in_the_system_s_words(rolled):
+    response = rolled.client("gm").get(rolled.url("audit/"), HTTP_ACCEPT_LANGUAGE="en")
+    assert response.status_code == 200
+    body = rows(response)
+    for text in ("Searching the crypt", "Theo slips", "A blind hunch", "Marianne", "Theo"):
+        assert text in body
+    assert "success" in body and "failure" in body
+    assert "Export JSON" in response.content.decode()
+
+
+def test_filters_by_character_and_outcome(rolled):
+    client = rolled.client("gm")
+    theo = str(rolled.characters["boris"].pk)
+    body = rows(client.get(rolled.url("audit/"), {"character": theo}))
+    assert "Theo slips" in body and "Searching the crypt" not in body
+    body = rows(client.get(rolled.url("audit/"), {"outcome": "success"}))
+    assert "Searching the crypt" in body and "Theo slips" not in body
+
+
+def test_filters_by_session_and_chapter(rolled):
+    gm = rolled.users["gm"]
+    services.end_chapter(campaign=rolled.campaign, actor=gm)
+    chapter_two = services.start_chapter(campaign=rolled.campaign, actor=gm, title="Two")
+    rolled.roll("alice", [8, 2, 3], traits=["Wits"], label="Chapter two roll")
+    client = rolled.client("gm")
+    body = rows(client.get(rolled.url("audit/"), {"chapter": str(chapter_two.pk)}))
+    assert "Chapter two roll" in body and "Searching the crypt" not in body
+    services.end_session(campaign=rolled.campaign, actor=gm)
+    session_two = services.start_session(campaign=rolled.campaign, actor=gm)
+    body = rows(client.get(rolled.url("audit/"), {"session": str(session_two.pk)}))
+    assert "data-key=" not in body  # no rolls yet in session 2
+
+
+def test_filters_by_system_across_my_campaigns(rolled, make_campaign, users):
+    other = make_campaign("age", name="Ceres")
+    services.start_session(campaign=other, actor=users["gm"])
+    client = rolled.client("gm")
+    assert "data-key=" not in rows(client.get("/audit/", {"system": "age"}))
+    body = rows(client.get("/audit/", {"system": "cofd"}))
+    assert "Searching the crypt" in body and "Test table" in body  # the campaign column
+
+
+def test_a_player_sees_a_hidden_roll_as_a_stub_that_never_matches_a_filter(rolled):
+    client = rolled.client("boris")
+    body = rows(client.get(rolled.url("audit/"), HTTP_ACCEPT_LANGUAGE="en"))
+    assert "A blind hunch" not in body
+    assert "a hidden roll by alice" in body
+    marianne = str(rolled.characters["alice"].pk)
+    body = rows(client.get(rolled.url("audit/"), {"character": marianne}))
+    assert "Searching the crypt" in body
+    assert "hidden roll" not in body  # the filter would tell whose roll it was
+
+
+def test_exports_are_offered_to_the_gm_only(rolled):
+    def page(who: str) -> str:
+        return (
+            rolled.client(who).get(rolled.url("audit/"), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+        )
+
+    assert f"/api/campaigns/{rolled.campaign.pk}/export.csv" in page("gm")
+    assert "/export" not in page("alice")
+
+
+def test_the_verification_status_of_the_chain_and_of_each_session(rolled):
+    gm = rolled.users["gm"]
+    services.end_session(campaign=rolled.campaign, actor=gm)
+    services.start_session(campaign=rolled.campaign, actor=gm, title="Saturday")
+    page = rolled.client("alice").get(rolled.url("audit/"), HTTP_ACCEPT_LANGUAGE="en")
+    text = page.content.decode()
+    assert "the event chain verifies" in text
+    assert "the seed matches its commitment" in text  # session 1, closed
+    assert "open: the seed is committed" in text  # session 2

@@ -1,0 +1,111 @@
+"""The Russian text is complete: every message translated, the compiled catalogue up to date, and
+every word the pages' scripts show differs from the English unless it is meant to be the same."""
+
+from __future__ import annotations
+
+import gettext
+import re
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.utils import translation
+
+from campaign.templatetags.tablecheck import ui_strings
+
+LOCALE = Path(settings.BASE_DIR) / "locale" / "ru" / "LC_MESSAGES"
+SAME_IN_BOTH = {
+    "Nice!/Damnit! (2d10)",
+    "+1, +3, +6 …",
+    "+1, +2, +3 …",
+    "{n}+",
+    "{who}: {outcome}",
+    "success",  # tone names, not words
+    "good",
+    "great",
+    "mixed",
+    "bad",
+    "awful",
+}
+
+
+def entries() -> list[dict[str, Any]]:
+    text = (LOCALE / "django.po").read_text(encoding="utf-8")
+    found = []
+    for block in text.split("\n\n")[1:]:
+        lines = block.strip().splitlines()
+        fuzzy = any(line.startswith("#,") and "fuzzy" in line for line in lines)
+        body = "\n".join(line for line in lines if not line.startswith("#"))
+
+        def field(name: str, body: str = body) -> str | None:
+            match = re.search(rf'^{re.escape(name)} ((?:".*"\n?)+)', body, re.M)
+            if not match:
+                return None
+            return "".join(
+                bytes(part, "utf-8").decode("unicode_escape").encode("latin-1").decode("utf-8")
+                for part in re.findall(r'"((?:[^"\\]|\\.)*)"', match.group(1))
+            )
+
+        found.append(
+            {
+                "fuzzy": fuzzy,
+                "context": field("msgctxt"),
+                "id": field("msgid"),
+                "plural": field("msgid_plural"),
+                "str": field("msgstr"),
+                "forms": [field(f"msgstr[{i}]") for i in range(4)],
+            }
+        )
+    return found
+
+
+def test_every_message_is_translated_and_none_is_fuzzy():
+    problems = []
+    for entry in entries():
+        if entry["fuzzy"]:
+            problems.append(f"fuzzy: {entry['id']!r}")
+        if entry["plural"] is None and not entry["str"]:
+            problems.append(f"untranslated: {entry['id']!r}")
+        if entry["plural"] is not None and not all(entry["forms"]):
+            problems.append(f"a plural form is missing: {entry['id']!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_compiled_catalogue_matches_the_source():
+    with (LOCALE / "django.mo").open("rb") as handle:
+        catalogue = gettext.GNUTranslations(handle)
+    stale = []
+    for entry in entries():
+        if entry["plural"] is not None:
+            continue
+        key = entry["id"] if entry["context"] is None else f"{entry['context']}\x04{entry['id']}"
+        if catalogue._catalog.get(key) != entry["str"]:
+            stale.append(entry["id"])
+    assert not stale, f"run `manage.py compilemessages --ignore=.venv`: {stale[:5]}"
+
+
+def _flatten(value: Any, path: str = "") -> dict[str, str]:
+    if isinstance(value, dict):
+        out: dict[str, str] = {}
+        for key, item in value.items():
+            out.update(_flatten(item, f"{path}.{key}"))
+        return out
+    if isinstance(value, list):
+        out = {}
+        for index, item in enumerate(value):
+            out.update(_flatten(item, f"{path}[{index}]"))
+        return out
+    return {path: value} if isinstance(value, str) else {}
+
+
+def test_every_word_of_the_scripts_has_its_russian():
+    with translation.override("en"):
+        english = _flatten(ui_strings())
+    with translation.override("ru"):
+        russian = _flatten(ui_strings())
+    untranslated = [
+        f"{path}: {text!r}"
+        for path, text in english.items()
+        if russian[path] == text and text not in SAME_IN_BOTH and not path.startswith(".trait")
+    ]
+    assert not untranslated, "\n".join(untranslated)
