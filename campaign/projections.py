@@ -95,6 +95,13 @@ def _insert_many(model_class: type[models.Model], rows: list[models.Model]) -> N
         cursor.executemany(sql, values)
 
 
+def flush_pending() -> None:
+    """Write a rebuild's waiting rows now (for a projector that must read one back)."""
+    pending = _pending.get()
+    if pending is not None:
+        _flush(pending)
+
+
 def apply(event: Event) -> None:
     pending = _pending.get()
     if pending is not None and event.type not in _BATCHABLE:

@@ -94,8 +94,17 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so that tests with threads and servers share one database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 else:
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+    # Under ASGI every request may run on a new thread, and a persistent connection stays with
+    # its thread: keep none by default, or share a pool of DB_POOL_MAX_SIZE per process.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    if pool_size := env.int("DB_POOL_MAX_SIZE", default=0):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections instead
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": pool_size,
+            "timeout": 10,
+        }
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:

@@ -97,6 +97,8 @@ def _trait_names(request: Mapping[str, Any]) -> list[str]:
     names = request.get("traits") or []
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or len(names) > 4:
         raise RuleError("expected a list of at most 4 trait names", field="traits")
+    if len(set(names)) != len(names):
+        raise RuleError("name each trait once", field="traits")
     return names
 
 

@@ -41,6 +41,9 @@ class Check(models.Model):
     manual = models.BooleanField(default=False)
     outcome = models.CharField(max_length=30)
     amendments = models.JSONField(default=dict)  # {"roll": {...}, "followups": [...], …}
+    # What this check did to characters' resources ({character id: {"beats": 1, "fortune": -4}}),
+    # so that a hidden roll's effects can be left out of what other players see.
+    resource_changes = models.JSONField(default=dict)
     created_at = models.DateTimeField()
 
     objects = CheckManager()

@@ -9,7 +9,13 @@ from __future__ import annotations
 from django.db.models import F
 
 from campaign.models import Character, Event
-from campaign.projections import batchable, insert, projects, register_read_models
+from campaign.projections import (
+    batchable,
+    flush_pending,
+    insert,
+    projects,
+    register_read_models,
+)
 from rolls.assembly import RETRY_SYSTEMS, is_failed_attempt
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 
@@ -19,9 +25,17 @@ register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
 batchable("check.rolled")
 
 
-def _add_resource(character_id: str | None, name: str, delta: int) -> None:
+def _add_resource(
+    character_id: str | None, name: str, delta: int, check: Check | None = None
+) -> None:
     if not character_id or not delta:
         return
+    if check is not None:
+        changes = {key: dict(value) for key, value in check.resource_changes.items()}
+        mine = changes.setdefault(str(character_id), {})
+        mine[name] = mine.get(name, 0) + delta
+        Check.objects.filter(pk=check.pk).update(resource_changes=changes)
+        check.resource_changes = changes
     character = Character.objects.filter(pk=character_id).first()
     if character is None:
         return
@@ -65,7 +79,8 @@ def _check_rolled(event: Event) -> None:
                 character_id=None if per_table else roll["character_id"],
                 check_seq=event.seq,
             )
-        _add_resource(roll["character_id"], "beats", roll.get("beats_awarded", 0))
+        if roll.get("beats_awarded"):
+            _add_resource(roll["character_id"], "beats", roll["beats_awarded"], _check_row(event))
     for helper_seq in data.get("helpers", []):
         RuleUse.objects.create(
             campaign_id=event.campaign_id, rule="helper", period_id=None, check_seq=helper_seq
@@ -91,6 +106,11 @@ def _check_rolled(event: Event) -> None:
             call.answered = {**call.answered, str(event.character_id): event.seq}
             call.closed = set(call.answered) >= set(call.character_ids)
             call.save(update_fields=["answered", "closed"])
+
+
+def _check_row(event: Event) -> Check:
+    flush_pending()  # the row may still wait in a rebuild's batch
+    return Check.objects.get(campaign_id=event.campaign_id, seq=event.seq)
 
 
 def _update_roll(event: Event, **changes) -> Check:
@@ -120,13 +140,13 @@ def _dramatic_failure(event: Event) -> None:
         character_id=check.character_id,
         check_seq=check.seq,
     )
-    _add_resource(str(check.character_id), "beats", event.payload["beats"])
+    _add_resource(str(check.character_id), "beats", event.payload["beats"], check)
 
 
 @projects("check.fortune_spent")
 def _fortune_spent(event: Event) -> None:
     check = _update_roll(event, result=event.payload["result"], check=event.payload["check"])
-    _add_resource(str(check.character_id), "fortune", -event.payload["cost"])
+    _add_resource(str(check.character_id), "fortune", -event.payload["cost"], check)
 
 
 @projects("check.extra_nice_taken")

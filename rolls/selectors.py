@@ -144,3 +144,23 @@ def check_visible(check: Check, membership: Membership) -> bool:
         or check.revealed
         or (check.visibility == "private" and membership.user_id in check.audience)
     )
+
+
+def resources_for(membership: Membership, characters: Iterable) -> dict[str, dict[str, int]]:
+    """Each character's resources as this member may know them: what hidden rolls they may not
+    see did (a Beat from a private dramatic failure, Fortune spent on a blind roll) is left out
+    until the roll is revealed."""
+    shown = {str(c.pk): dict(c.resources) for c in characters}
+    if membership.role == Role.GM:
+        return shown
+    hidden = Check.objects.filter(campaign_id=membership.campaign_id).exclude(
+        resource_changes={}
+    )
+    for check in hidden.exclude(visibility="public").filter(revealed=False):
+        if check_visible(check, membership):
+            continue
+        for character_id, changes in check.resource_changes.items():
+            for name, delta in changes.items():
+                if character_id in shown and name in shown[character_id]:
+                    shown[character_id][name] -= delta
+    return shown

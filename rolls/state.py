@@ -6,7 +6,7 @@ from typing import Any
 
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Session
 from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.selectors import check_visible
+from rolls.selectors import check_visible, resources_for
 
 
 def _open(model, campaign: Campaign):
@@ -37,14 +37,16 @@ def rule_state_for(campaign: Campaign, membership: Membership) -> dict[str, Any]
             for t in TaskAttempts.objects.filter(campaign=campaign).order_by("task")
         ]
     characters = []
-    for character in Character.objects.filter(campaign=campaign):
+    sheet_rows = list(Character.objects.filter(campaign=campaign))
+    resources = resources_for(membership, sheet_rows)
+    for character in sheet_rows:
         mine = [u for u in uses if u.character_id == character.pk]
         characters.append(
             {
                 "id": str(character.pk),
                 "name": character.name,
                 "owner_id": character.owner_id,
-                "resources": character.resources,
+                "resources": resources[str(character.pk)],
                 "free_botch_used": any(u.rule == "free_botch" for u in mine),
                 "dramatic_failure_used": any(
                     u.rule == "intentional_dramatic_failure" for u in mine

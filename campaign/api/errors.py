@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -13,4 +14,14 @@ from campaign.errors import DomainError
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
         return Response({exc.field: [exc.message], "code": exc.code}, status=exc.status)
-    return drf_exception_handler(exc, context)
+    if isinstance(exc, ParseError):
+        return Response({"body": [str(exc.detail)], "code": "invalid"}, status=400)
+    response = drf_exception_handler(exc, context)
+    if isinstance(exc, ValidationError) and response is not None:
+        data = (
+            response.data
+            if isinstance(response.data, dict)
+            else {"non_field_errors": response.data}
+        )
+        response.data = {**data, "code": "invalid"}
+    return response

@@ -35,6 +35,9 @@ def body(request: Request, serializer_class) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise InvalidInput("non_field_errors", "expected a JSON object")
     serializer = serializer_class(data=request.data)
+    unknown = sorted(set(request.data) - set(serializer.fields))
+    if unknown:
+        raise InvalidInput(unknown[0], "unknown field")
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 
@@ -53,6 +56,16 @@ def campaign_data(campaign: Campaign, membership: Membership) -> dict[str, Any]:
     }
     data.update({name: _period(period) for name, period in open_periods.items()})
     return data
+
+
+def character_data(characters: list[Character], membership: Membership) -> list[dict[str, Any]]:
+    from rolls.selectors import resources_for  # rolls builds on campaign, not the reverse
+
+    resources = resources_for(membership, characters)
+    rows = CharacterSerializer(characters, many=True).data
+    for row in rows:
+        row["resources"] = resources[str(row["id"])]
+    return rows
 
 
 def _period(period) -> dict[str, Any] | None:
@@ -145,9 +158,9 @@ class MemberDetailView(APIView):
 class CharacterListView(APIView):
     @extend_schema(responses=CharacterSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign, _ = campaign_for(request, campaign_id)
-        characters = Character.objects.filter(campaign=campaign)
-        return Response(CharacterSerializer(characters, many=True).data)
+        campaign, membership = campaign_for(request, campaign_id)
+        characters = list(Character.objects.filter(campaign=campaign))
+        return Response(character_data(characters, membership))
 
     @extend_schema(request=CharacterWriteSerializer, responses={201: CharacterSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
@@ -169,13 +182,13 @@ class CharacterListView(APIView):
 class CharacterDetailView(APIView):
     @extend_schema(responses=CharacterSerializer)
     def get(self, request: Request, campaign_id: int, character_id: str) -> Response:
-        campaign, _ = campaign_for(request, campaign_id)
+        campaign, membership = campaign_for(request, campaign_id)
         character = get_object_or_404(Character, campaign=campaign, pk=character_id)
-        return Response(CharacterSerializer(character).data)
+        return Response(character_data([character], membership)[0])
 
     @extend_schema(request=CharacterWriteSerializer, responses=CharacterSerializer)
     def patch(self, request: Request, campaign_id: int, character_id: str) -> Response:
-        campaign, _ = campaign_for(request, campaign_id)
+        campaign, membership = campaign_for(request, campaign_id)
         character = get_object_or_404(Character, campaign=campaign, pk=character_id)
         data = body(request, CharacterWriteSerializer)
         character = services.change_character(
@@ -187,7 +200,7 @@ class CharacterDetailView(APIView):
             resources=data.get("resources"),
             owner_id=data.get("owner_id", services.UNCHANGED),
         )
-        return Response(CharacterSerializer(character).data)
+        return Response(character_data([character], membership)[0])
 
 
 def period_views(model, start, end, name: str):

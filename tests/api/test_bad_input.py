@@ -169,10 +169,6 @@ def test_a_refused_roll_does_not_use_up_the_dice(build_world) -> None:
     assert good.json()["seq"] == head + 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported bug: a trait named twice counts twice (Wits four times rolls 12 dice)",
-)
 def test_a_trait_named_twice_is_refused(build_world) -> None:
     w = build_world("cofd", rolls=False)
     before = _log(w)
@@ -183,11 +179,6 @@ def test_a_trait_named_twice_is_refused(build_world) -> None:
     assert_refusal(response, 400, "traits")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported: the campaign and character endpoints ignore unknown fields (a typo such as "
-    "`nmae` answers 200 and changes nothing) while the check endpoints refuse them",
-)
 def test_unknown_fields_are_refused_when_editing_a_character(build_world) -> None:
     w = build_world("cofd", rolls=False)
     response = w.client("alice").patch(

@@ -617,11 +617,6 @@ def test_hidden_follow_ups_stay_hidden_and_the_state_panel_does_not_tell(build_w
     assert events[followup]["payload"]["result"]["outcome"] == "dramatic_failure"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known leak, reported: resources.beats in /state/ and /characters/ counts the Beat "
-    "of a hidden roll's dramatic failure before the roll is revealed",
-)
 def test_beats_from_a_hidden_roll_do_not_show_before_the_reveal(build_world) -> None:
     w = build_world("cofd", options={"manual_dice": True})
     seq = w.roll("boris", faces=[1, 2, 3, 4, 5], visibility="private")

@@ -21,7 +21,7 @@ class Command(BaseCommand):
             self.stdout.write(line)
         if report.problems:
             raise CommandError(
-                f"{len(report.problems)} problem(s) in {report.failed_campaigns} "
-                "campaign(s): verification failed"
+                f"{report.failed_campaigns} campaign(s) failed verification "
+                f"({len(report.problems)} problem(s))"
             )
         self.stdout.write(self.style.SUCCESS(f"OK: {report.events:,} events verify"))
