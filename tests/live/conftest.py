@@ -1,0 +1,389 @@
+"""The live feed's test kit: real uvicorn servers on loopback, sharing the test database (committed
+rows, hence transactional tests), and real WebSocket clients.
+
+A server started here uses the in-memory channel layer unless given a Redis URL; the Redis tests
+start a private redis-server of their own, which they may restart without disturbing tests that
+run at the same time on other workers (and whose campaign ids could collide in a shared Redis).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import httpx
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection
+from rest_framework.authtoken.models import Token
+from websockets.asyncio.client import ClientConnection, connect
+
+from campaign import services as campaign_services
+from campaign.models import Campaign, Character, Membership
+from rolls.selectors import events_for
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 15  # seconds: the bound on any single wait in these tests
+SHEET = {"attributes": {"Wits": 3, "Strength": 2}, "skills": {"Occult": 2, "Brawl": 3}}
+FAILURE, SUCCESS = [1, 2, 3, 4, 5], [8, 9, 8, 2, 1]
+
+
+# --- servers -------------------------------------------------------------------------------
+
+
+def database_url() -> str:
+    """The test database (pytest-django's, with the xdist suffix) as a DATABASE_URL."""
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings['NAME']}"
+    user = quote(settings.get("USER") or "", safe="")
+    password = quote(settings.get("PASSWORD") or "", safe="")
+    auth = f"{user}:{password}@" if password else f"{user}@" if user else ""
+    host, port = settings.get("HOST") or "127.0.0.1", settings.get("PORT") or 5432
+    return f"postgres://{auth}{host}:{port}/{settings['NAME']}"
+
+
+def _free_socket() -> socket.socket:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(512)
+    listener.set_inheritable(True)
+    return listener
+
+
+@dataclass
+class Server:
+    """`uvicorn config.asgi:application` in a child process, on a loopback socket it inherits."""
+
+    log: Path
+    redis_url: str | None = None
+    heartbeat: float = 3600  # effectively off unless a test is about the heartbeat
+    port: int = 0
+    process: subprocess.Popen | None = None
+
+    def start(self) -> Server:
+        return self.spawn().wait()
+
+    def spawn(self) -> Server:
+        listener = _free_socket()
+        self.port = listener.getsockname()[1]
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url(),
+            "LIVE_HEARTBEAT_SECONDS": str(self.heartbeat),
+            "DEBUG": "0",
+            "LOG_LEVEL": "WARNING",
+        }
+        env.pop("REDIS_URL", None)
+        if self.redis_url:
+            env["REDIS_URL"] = self.redis_url
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    *(sys.executable, "-m", "uvicorn", "config.asgi:application"),
+                    *("--fd", str(listener.fileno()), "--log-level", "warning"),
+                ],
+                cwd=ROOT,
+                env=env,
+                pass_fds=[listener.fileno()],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        listener.close()
+        return self
+
+    def wait(self) -> Server:
+        assert self.process is not None
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited:\n{self.log.read_text()}")
+            try:
+                httpx.get(f"http://127.0.0.1:{self.port}/health/", timeout=2)
+                return self
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"server did not start:\n{self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def url(self, campaign_id: int, **query: Any) -> str:
+        suffix = f"?{urlencode(query)}" if query else ""
+        return f"ws://127.0.0.1:{self.port}/ws/campaigns/{campaign_id}/{suffix}"
+
+
+@pytest.fixture(scope="session")
+def live_server_process(
+    django_db_setup, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """One in-memory-layer server per test worker, shared by the tests that need no other."""
+    server = Server(log=tmp_path_factory.mktemp("live") / "server.log").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server(live_server_process: Server, transactional_db) -> Server:
+    return live_server_process
+
+
+@pytest.fixture
+def start_servers(transactional_db, tmp_path: Path) -> Iterator[Callable[..., list[Server]]]:
+    """Start extra servers (a Redis URL, another heartbeat), side by side; stopped after the
+    test. Request it after `private_redis`, so that Redis outlives the servers."""
+    started: list[Server] = []
+
+    def start(*names: str, **options: Any) -> list[Server]:
+        servers = [Server(log=tmp_path / f"{name}.log", **options).spawn() for name in names]
+        started.extend(servers)
+        return [server.wait() for server in servers]
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@dataclass
+class Redis:
+    """A private redis-server (CI's flags), stopped and restarted at will."""
+
+    directory: Path
+    port: int = 0
+    process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> Redis:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("this test needs redis-server on PATH")
+        if not self.port:
+            probe = _free_socket()
+            self.port = probe.getsockname()[1]
+            probe.close()
+        self.process = subprocess.Popen(
+            [
+                *(binary, "--bind", "127.0.0.1", "--port", str(self.port)),
+                *("--save", "", "--appendonly", "no", "--dir", str(self.directory)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + WAIT
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as probe:
+                    probe.sendall(b"PING\r\n")
+                    if probe.recv(16).startswith(b"+PONG"):
+                        return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not answer PING")
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()  # SIGTERM: a clean shutdown; --save "" keeps nothing
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[Redis]:
+    redis = Redis(directory=tmp_path).start()
+    yield redis
+    redis.stop()
+
+
+# --- the table -----------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    campaign: Campaign
+    users: dict[str, Any]
+    tokens: dict[str, str]
+    characters: dict[str, Character] = field(default_factory=dict)
+
+    @property
+    def id(self) -> int:
+        return self.campaign.pk
+
+    def roll(self, name: str, visibility: str = "public", **extra: Any) -> dict[str, Any]:
+        """A check request for `name`'s character (the GM rolls for the NPC): Wits + Occult, five
+        dice typed in (manual dice), a failure unless `faces` says otherwise."""
+        character = self.characters[name]
+        return {
+            "character": str(character.pk),
+            "traits": ["Wits", "Occult"],
+            "visibility": visibility,
+            "faces": FAILURE,
+            **extra,
+        }
+
+
+@pytest.fixture
+def table(make_campaign, users) -> Table:
+    """A CofD campaign with manual dice (exact outcomes), an open session and chapter; characters
+    for alice, boris and the GM's NPC; an API token for every member and for the stranger."""
+    campaign = make_campaign("cofd", {"manual_dice": True})
+    gm = users["gm"]
+    campaign_services.start_chapter(campaign=campaign, actor=gm)
+    campaign_services.start_session(campaign=campaign, actor=gm)
+    characters = {
+        name: campaign_services.create_character(
+            campaign=campaign, actor=users[name], name=f"{name}'s hero", traits=SHEET
+        )
+        for name in ("alice", "boris")
+    }
+    characters["gm"] = campaign_services.create_character(
+        campaign=campaign, actor=gm, name="The NPC", traits=SHEET
+    )
+    tokens = {name: Token.objects.create(user=user).key for name, user in users.items()}
+    campaign.refresh_from_db()
+    return Table(campaign=campaign, users=users, tokens=tokens, characters=characters)
+
+
+async def in_db(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ORM code from an async test, closing the thread's connection after (PostgreSQL must
+    be able to drop the test database at the end)."""
+
+    def run() -> Any:
+        try:
+            return function(*args, **kwargs)
+        finally:
+            connection.close()
+
+    return await sync_to_async(run)()
+
+
+def rest_view(campaign_id: int, user: Any, after: int) -> list[dict[str, Any]]:
+    """What the REST log (`events_for`) shows this member after `after`: the reference."""
+    membership = Membership.objects.get(campaign_id=campaign_id, user=user)
+    return events_for(membership=membership, after=after, limit=10_000)
+
+
+def head_of(campaign_id: int) -> int:
+    return Campaign.objects.get(pk=campaign_id).head_seq
+
+
+# --- clients -------------------------------------------------------------------------------
+
+_refs = itertools.count(1)
+
+
+@dataclass
+class Feed:
+    """One real WebSocket client: keeps every frame, and the events in the order received."""
+
+    ws: ClientConnection
+    frames: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def seqs(self) -> list[int]:
+        return [event["seq"] for event in self.events]
+
+    def others(self, *ignore: str) -> list[dict[str, Any]]:
+        """Frames that are not events (nor of the ignored types)."""
+        skip = {"event", "events", *ignore}
+        return [frame for frame in self.frames if frame["type"] not in skip]
+
+    async def recv(self) -> dict[str, Any]:
+        frame = json.loads(await asyncio.wait_for(self.ws.recv(), WAIT))
+        self.frames.append(frame)
+        if frame["type"] == "event":
+            self.events.append(frame["event"])
+        elif frame["type"] == "events":
+            self.events.extend(frame["events"])
+        return frame
+
+    async def until(self, predicate: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        while True:
+            frame = await self.recv()
+            if predicate(frame):
+                return frame
+
+    async def through(self, seq: int) -> list[dict[str, Any]]:
+        """Read until the event `seq` has arrived; the events, in order."""
+        while not self.events or self.events[-1]["seq"] < seq:
+            await self.recv()
+        return self.events
+
+    async def send(self, frame: dict[str, Any] | str) -> None:
+        await self.ws.send(frame if isinstance(frame, str) else json.dumps(frame))
+
+    async def command(self, type: str, **fields: Any) -> dict[str, Any]:
+        """Send a command; its answer (result, error, pong or caught_up) carrying our ref."""
+        ref = f"r{next(_refs)}"
+        await self.send({"type": type, "ref": ref, **fields})
+        return await self.until(lambda frame: frame.get("ref") == ref)
+
+    async def quiet(self) -> list[dict[str, Any]]:
+        """Ping, and return what arrived before the pong: anything the server still had to say.
+        Frames on one socket keep their order, so this proves that nothing else was sent."""
+        before = len(self.frames)
+        pong = await self.command("ping")
+        assert pong["type"] == "pong"
+        return self.frames[before:-1]
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+async def open_feed(
+    url: str, token: str | None = None, headers: dict[str, str] | None = None, **kwargs: Any
+) -> Feed:
+    """Connect (authenticating with an API token header when given) and read to `caught_up`."""
+    feed = await connect_raw(url, token, headers, **kwargs)
+    await feed.until(lambda frame: frame["type"] == "caught_up")
+    return feed
+
+
+async def connect_raw(
+    url: str, token: str | None = None, headers: dict[str, str] | None = None, **kwargs: Any
+) -> Feed:
+    headers = dict(headers or {})
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    ws = await asyncio.wait_for(
+        connect(url, additional_headers=headers, open_timeout=WAIT, **kwargs), WAIT
+    )
+    return Feed(ws)
+
+
+@pytest.fixture
+async def feeds() -> Any:
+    """Open feeds through `feeds.open(...)`; all are closed after the test."""
+
+    class Feeds(list):
+        async def open(self, *args: Any, **kwargs: Any) -> Feed:
+            feed = await open_feed(*args, **kwargs)
+            self.append(feed)
+            return feed
+
+    opened = Feeds()
+    yield opened
+    for feed in opened:
+        await feed.close()
