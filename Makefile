@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-services bench lint fmt clean browser screenshots
+.PHONY: run test test-services test-faults bench lint fmt clean browser screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -42,7 +42,14 @@ test: $(STAMP) browser
 test-services: $(STAMP) browser
 	@case "$$DATABASE_URL" in postgres*) ;; *) echo "test-services needs DATABASE_URL=postgres://..." >&2; exit 2;; esac
 	@case "$$REDIS_URL" in redis*) ;; *) echo "test-services needs REDIS_URL=redis://..." >&2; exit 2;; esac
-	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not faults"
+
+# Fault tests under load (kill -9 of a worker, Redis and PostgreSQL restarts): alone, since they
+# restart the services every other test uses.
+test-faults: $(STAMP)
+	@case "$$DATABASE_URL" in postgres*) ;; *) echo "test-faults needs DATABASE_URL=postgres://..." >&2; exit 2;; esac
+	@case "$$REDIS_URL" in redis*) ;; *) echo "test-faults needs REDIS_URL=redis://..." >&2; exit 2;; esac
+	$(VENV)/bin/pytest -s -m faults tests/faults
 
 bench: $(STAMP)
 	for script in bench/*.py; do $(PY) $$script || exit 1; done
