@@ -332,7 +332,7 @@ async def server_main(args: argparse.Namespace, table: dict[str, Any]) -> None:
     from django.test import override_settings
 
     from campaign import eventlog
-    from rolls.consumers import heartbeat_seconds
+    from rolls.broadcast import heartbeat_seconds
 
     sizes = [int(n) for n in args.clients.split(",")]
     listener = socket.socket()

@@ -212,12 +212,13 @@ class Hub:
         """Hand these groups' messages to the subscriber (instead of what it had). Raises if the
         layer refuses a new group; the hub keeps trying (`_refresh`)."""
         async with self.lock:
-            if not self.channel:
-                self.channel = await self.layer.new_channel()
+            if not self.tasks:  # new, or closed by its last socket while this one arrived
+                self.channel = self.channel or await self.layer.new_channel()
                 self.tasks = [
                     asyncio.create_task(self._receive()),
                     asyncio.create_task(self._refresh()),
                 ]
+                self._hubs.setdefault(self.key, self)
             self.groups_of[subscriber] = frozenset(groups)
             await self._sync()
 
@@ -227,6 +228,7 @@ class Hub:
             if not self.groups_of:  # the last socket: the hub goes
                 for task in self.tasks:
                     task.cancel()
+                self.tasks = []
                 if self._hubs.get(self.key) is self:
                     del self._hubs[self.key]
             with contextlib.suppress(Exception):  # the layer is down: memberships expire
@@ -267,7 +269,10 @@ class Hub:
                 await self._rejoin()
                 continue
             delay = 0.2
-            self._route(message)
+            try:
+                self._route(message)
+            except Exception:  # a bad message must not stop the process's feed
+                logger.exception("live feed: could not route %r", message.get("type"))
 
     async def _rejoin(self) -> None:
         """Put our channel back in every group (a restarted Redis has none); after an outage,

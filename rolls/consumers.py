@@ -2,10 +2,11 @@
 
 A socket first receives every event after the client's `after` from the database, then live
 events, in seq order, each once. Live messages come from `rolls.broadcast` through the channel
-layer, which may drop some (channels_redis does so silently when a channel is full, and loses
+layer (one subscription per process and campaign, `Hub`, which fills each socket's inbox). Messages
+may be lost on the way (channels_redis drops them silently when a channel is full, and loses
 everything while Redis restarts): a message whose seq skips ahead makes the consumer read the
 missing range from the database first, a periodic heartbeat (and the client's ping) catch up a
-missing tail, and a layer outage is ridden out and repaired from the log when the layer returns.
+missing tail, and after a layer outage every socket catches up from the log.
 
 Commands go through the same services as the REST API; their errors come back as error frames
 and the socket stays open.
@@ -17,11 +18,9 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import random
 import time
-import weakref
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -31,16 +30,19 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
-from django.conf import settings
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import MaxConnectionsError
-from redis.exceptions import TimeoutError as RedisTimeout
 
 from campaign.access import membership_of
 from campaign.errors import DomainError, InvalidInput
 from campaign.models import Campaign, Membership, Role
 from rolls import services
-from rolls.broadcast import MEMBER_EVENTS, group_all, group_gm, group_user
+from rolls.broadcast import (
+    MEMBER_EVENTS,
+    Hub,
+    group_all,
+    group_gm,
+    group_user,
+    heartbeat_seconds,
+)
 from rolls.presence import presence_for
 from rolls.selectors import events_for
 
@@ -52,12 +54,8 @@ PAGE = 200  # events per catch-up frame
 MAX_FETCH = 1000  # events per fetch request
 MAX_FRAME = 64 * 1024  # characters per client frame
 MAX_REF = 100
-RECOVERING_AT_ONCE = 16  # sockets of one process rejoining after an outage at the same time
-
-
-def heartbeat_seconds() -> float:
-    value = getattr(settings, "LIVE_HEARTBEAT_SECONDS", None)
-    return float(value or os.environ.get("LIVE_HEARTBEAT_SECONDS") or 15)
+RECOVERING_AT_ONCE = 16  # sockets of one process catching up after an outage at the same time
+INBOX = 1000  # live messages waiting for a socket; beyond, they are dropped and read from the log
 
 
 def _whole(frame: dict[str, Any], key: str, minimum: int = 0) -> int:
@@ -74,30 +72,16 @@ def _object(frame: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
-class _Process:
-    """What the consumers of one process share. channels_redis has one of them at a time wait on
-    Redis for the whole process, so one may see an outage that the others never notice, though
-    Redis forgot all their groups: whoever sees the layer come back repairs them all."""
-
-    consumers: weakref.WeakSet[LiveFeedConsumer] = weakref.WeakSet()
-    layer_down = False
-    tasks: set[asyncio.Task] = set()
-    heads: dict[int, tuple[float, int]] = {}  # campaign -> (when read, head seq), for heartbeats
-    _recovering: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
-
-    @classmethod
-    def recovering(cls) -> asyncio.Semaphore:
-        """Bounds the herd after an outage (redis-py 8's pool refuses a 101st connection)."""
-        loop = asyncio.get_running_loop()
-        if cls._recovering is None or cls._recovering[0] is not loop:
-            cls._recovering = (loop, asyncio.Semaphore(RECOVERING_AT_ONCE))
-        return cls._recovering[1]
+_recovering: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
 
 
-def _spawn(coroutine: Coroutine[Any, Any, None]) -> None:
-    task = asyncio.create_task(coroutine)
-    _Process.tasks.add(task)  # keep a reference until it is done
-    task.add_done_callback(_Process.tasks.discard)
+def _recovery_slot() -> asyncio.Semaphore:
+    """Bounds the herd of sockets catching up after an outage (the database, redis-py's pool)."""
+    loop = asyncio.get_running_loop()
+    return _recovering.setdefault(loop, asyncio.Semaphore(RECOVERING_AT_ONCE))
+
+
+_heads: dict[int, tuple[float, int]] = {}  # campaign -> (when read, head seq), for heartbeats
 
 
 class LiveFeedConsumer(AsyncWebsocketConsumer):
@@ -109,21 +93,22 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
     # --- lifecycle -------------------------------------------------------------------------
 
     async def __call__(self, scope, receive, send) -> None:
-        # channels' own loop would end the socket on the first layer error (a Redis restart);
-        # this one reads the layer through `_receive_from_layer`, which rides outages out.
+        # Live messages come from this process's hub for the campaign, not from a channel of the
+        # socket's own: the layer delivers each message once per process (rolls/broadcast.py).
         self.scope = scope
         self.channel_layer = get_channel_layer(self.channel_layer_alias)
-        self.channel_name = await self.channel_layer.new_channel()
+        self.channel_name = await self.channel_layer.new_channel()  # the socket's id in presence
         self.base_send = send
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=INBOX)
+        self.hub: Hub | None = None
         self._lock = asyncio.Lock()  # event delivery: catch-up, live, repair, one at a time
         self._send_lock = asyncio.Lock()
-        self._groups: list[str] = []
         self._heartbeat: asyncio.Task | None = None
         self._last_presence: list[dict[str, Any]] | None = None
         try:
             with contextlib.suppress(StopConsumer):
-                await await_many_dispatch([receive, self._receive_from_layer], self.dispatch)
-        finally:  # however it ends: no heartbeat, group or presence entry outlives the socket
+                await await_many_dispatch([receive, self.inbox.get], self.dispatch)
+        finally:  # however it ends: no heartbeat, subscription or presence outlives the socket
             await self._leave()
 
     async def dispatch(self, message: dict[str, Any]) -> None:
@@ -147,13 +132,11 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         if self.membership is None:
             await self._close(CLOSE_NOT_A_MEMBER)
             return
-        _Process.consumers.add(self)
-        # Join the groups before reading the log: what commits after the read arrives live.
-        try:
-            await self._join_groups()
+        # Subscribe before reading the log: what commits after the read arrives live.
+        self.hub = Hub.of(self.channel_layer, self.campaign_id)
+        await self._subscribe()
+        with contextlib.suppress(Exception):  # presence waits for the layer
             await self._announce(joined=True)
-        except Exception:  # the layer is down or busy: serve the log now, join later
-            _spawn(self._recover())
         self._heartbeat = asyncio.create_task(self._beat())
         after, problem = self._after_from_query()
         async with self._lock:
@@ -173,81 +156,35 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _leave(self) -> None:
         self.closed = True
-        _Process.consumers.discard(self)
         if self._heartbeat is not None:
             self._heartbeat.cancel()
-        groups, self._groups = self._groups, []
+        if self.hub is None:
+            return
+        await self.hub.leave(self)
         try:
-            for group in groups:
-                await self.channel_layer.group_discard(group, self.channel_name)
-            if groups:
-                await self._announce(joined=False)
-        except Exception as error:  # the layer is down: groups and presence entries expire
-            logger.info("live feed: could not leave groups cleanly: %s", error)
+            await self._announce(joined=False)
+        except Exception as error:  # the layer is down: the presence entry expires
+            logger.info("live feed: could not leave presence: %s", error)
 
-    # --- the channel layer -----------------------------------------------------------------
-
-    async def _receive_from_layer(self) -> dict[str, Any]:
-        delay = 0.2
-        while True:
-            try:
-                return await self.channel_layer.receive(self.channel_name)
-            except RedisTimeout:
-                # redis-py >= 8 gives up on channels_redis's 5 s BZPOPMIN (channels_redis#422)
-                # unless socket_timeout is raised: an idle wait, not an outage. A message popped
-                # in that instant is lost, and repaired from the log like any other.
-                continue
-            except Exception as error:
-                if isinstance(error, RedisConnectionError | OSError) and not isinstance(
-                    error, MaxConnectionsError
-                ):
-                    if not _Process.layer_down:
-                        logger.warning("live feed: channel layer unavailable: %s", error)
-                    _Process.layer_down = True
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
-            if self.membership is not None and not self.closed:
-                await self._probe()
-
-    async def _probe(self) -> None:
-        """Is the layer back after an outage? Then every socket of the process rejoins its groups
-        and catches up, a few at a time."""
-        try:
-            await self._join_groups()
-        except Exception:
-            return  # still down; try again later
-        if _Process.layer_down:
-            _Process.layer_down = False
-            logger.warning("live feed: channel layer back; sockets catch up from the log")
-            for consumer in list(_Process.consumers):
-                if consumer is not self:
-                    _spawn(consumer._recover())
-        await self._recover()
-
-    async def _recover(self) -> None:
-        """Rejoin the groups and presence (a restarted Redis has neither), then catch up."""
-        delay = 0.1
-        while self.membership is not None and not self.closed:
-            try:
-                async with _Process.recovering():
-                    await self._join_groups()
-                    await self._announce(joined=True)
-                    await self._catch_up()
-                return
-            except Exception as error:  # e.g. a pooled connection the old Redis closed
-                if delay > 2:
-                    logger.warning("live feed: recovery failed (%s); still trying", error)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
-
-    async def _join_groups(self) -> None:
+    async def _subscribe(self) -> None:
         cid = self.campaign_id
         groups = [group_all(cid), group_gm(cid) if self._is_gm else group_user(cid, self.user.pk)]
-        for group in set(self._groups) - set(groups):
-            await self.channel_layer.group_discard(group, self.channel_name)
-        self._groups = groups
-        for group in groups:  # again on every heartbeat: a restarted Redis has none
-            await self.channel_layer.group_add(group, self.channel_name)
+        try:
+            await self.hub.subscribe(self, groups)
+        except Exception as error:  # the layer is down: the hub retries; the log covers the gap
+            logger.info("live feed: subscription pending: %s", error)
+
+    async def recover(self) -> None:
+        """After a layer outage (the hub calls this): presence again, and catch up from the log."""
+        async with _recovery_slot():
+            with contextlib.suppress(Exception):
+                await self._announce(joined=True)
+            try:
+                await self._catch_up()
+            except Exception:
+                logger.warning(
+                    "live feed: catching up failed; the heartbeat retries", exc_info=True
+                )
 
     async def _beat(self) -> None:
         interval = heartbeat_seconds()
@@ -256,7 +193,6 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             # Jittered, so that sockets opened together (after a restart) do not beat together.
             await asyncio.sleep(interval * random.uniform(0.75, 1.25))
             try:
-                await self._join_groups()
                 await presence_for(self.channel_layer).join(
                     self.campaign_id, self.user.pk, self.channel_name, ttl=3 * interval
                 )
@@ -332,10 +268,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         if self.membership is None:
             await self._close(CLOSE_NOT_A_MEMBER)
             return
-        try:
-            await self._join_groups()
-        except Exception:  # the layer is down: what this socket may see still comes from the log
-            _spawn(self._recover())
+        await self._subscribe()
 
     async def _catch_up(self, until: int | None = None) -> None:
         async with self._lock:
@@ -345,10 +278,10 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _head(self, max_age: float = 0.0) -> int:
         """The campaign's last seq; the heartbeats of one process share a recent reading."""
-        read_at, head = _Process.heads.get(self.campaign_id, (0.0, 0))
+        read_at, head = _heads.get(self.campaign_id, (0.0, 0))
         if time.monotonic() - read_at > max_age:
             head = await database_sync_to_async(_head_seq)(self.campaign_id)
-            _Process.heads[self.campaign_id] = (time.monotonic(), head)
+            _heads[self.campaign_id] = (time.monotonic(), head)
         return head
 
     # --- presence --------------------------------------------------------------------------
@@ -360,9 +293,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             await presence.join(self.campaign_id, self.user.pk, self.channel_name, ttl=ttl)
         else:
             await presence.leave(self.campaign_id, self.channel_name)
-        await self.channel_layer.group_send(
-            group_gm(self.campaign_id), {"type": "presence.changed"}
-        )
+        group = group_gm(self.campaign_id)
+        await self.channel_layer.group_send(group, {"type": "presence.changed", "group": group})
 
     async def presence_changed(self, message: dict[str, Any]) -> None:
         if self._is_gm and not self.closed:
