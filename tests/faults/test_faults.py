@@ -120,12 +120,10 @@ class Tally:
     statuses: Counter = field(default_factory=Counter)
 
     def report(self, label: str, in_log: int) -> str:
-        line = (
+        return (
             f"{label}: sent {self.sent}, acknowledged {len(self.acknowledged)}, "
             f"in the log {in_log}, answers {dict(self.statuses)}"
         )
-        print(line)
-        return line
 
 
 async def load(workers: Workers, table, fault: Callable[[], Awaitable[None]]) -> Tally:
