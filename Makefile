@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-services test-faults bench lint fmt clean browser screenshots
+.PHONY: run test test-services test-faults bench bench-quick lint fmt clean browser screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -51,8 +51,12 @@ test-faults: $(STAMP)
 	@case "$$REDIS_URL" in redis*) ;; *) echo "test-faults needs REDIS_URL=redis://..." >&2; exit 2;; esac
 	$(VENV)/bin/pytest -s -m faults tests/faults
 
+# Every benchmark, then one table of the headline figures beside their in-run baselines.
 bench: $(STAMP)
-	for script in bench/*.py; do $(PY) $$script || exit 1; done
+	$(PY) bench/all.py
+
+bench-quick: $(STAMP)
+	$(PY) bench/all.py --quick
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from summary import record  # bench/ is on sys.path when a script runs from it
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rolls import systems
@@ -186,7 +188,7 @@ def main() -> int:
     for system, check in ROLL_CHECKS:
         per, rolled, resolved, base = roll_rates(system, check, SystemDice(), n, repeats)
         if system == "cofd" and check == {"pool": 8}:
-            cofd8, cofd8_wall = rolled, WALL["cofd pool=8"]
+            cofd8, cofd8_wall, cofd8_base = rolled, WALL["cofd pool=8"], base
         print(
             f"{system:<12}{label(check):<34}{per:>6.2f}{rolled:>11,.0f}{resolved:>12,.0f}"
             f"{base:>12,.0f}{rolled / base:>11.2f}{resolved / base:>14.2f}"
@@ -212,6 +214,16 @@ def main() -> int:
     worst, where = worst_odds_sweep(3 if args.quick else 5)
     print(f"\nslowest uncached odds() over pools -2..30 (median of runs): {worst:.3f} ms ({where})")
 
+    record(
+        "engines: CofD 8-die check rolled + resolved",
+        cofd8,
+        "checks/s",
+        cofd8_base,
+        "baseline: bare draws of the same faces",
+    )
+    record(
+        "engines: odds() worst case, pool <= 30", worst, "ms", None, f"target < {TARGET_ODDS_MS:g}"
+    )
     ok_roll = cofd8 >= TARGET_ROLLS
     ok_odds = worst < TARGET_ODDS_MS
     print("\ntargets")

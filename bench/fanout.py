@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from summary import record  # bench/ is on sys.path when a script runs from it
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 CONNECT_AT_ONCE = 50
@@ -370,6 +372,13 @@ async def server_main(args: argparse.Namespace, table: dict[str, Any]) -> None:
                     for kind in ("baseline", "feed") if i % 2 == 0 else ("feed", "baseline"):
                         rounds[kind].append(await bench.phase(kind, clients))
                 base, feed = summarise(rounds["baseline"]), summarise(rounds["feed"])
+                record(
+                    f"fanout: p99 commit to receipt, {layer}, {clients} clients",
+                    feed["p99"],
+                    "ms",
+                    base["p99"],
+                    "baseline: bare group_send",
+                )
                 for kind, row in (("baseline", base), ("feed", feed)):
                     print(
                         f"{layer:<7}{clients:>5}  {kind:<9}{row['p50']:>9.1f}{row['p99']:>9.1f}"

@@ -171,15 +171,29 @@ def main() -> None:
             events_ = Event.objects.filter(campaign=campaign).order_by("seq").iterator(2000)
             projections.rebuild(campaign, events_)
 
+    from summary import record
+
     db = "PostgreSQL" if args.database_url else "SQLite"
     print(f"\n{total:,} events on {db}")
     base_rows = timed("baseline: read rows as dicts", read_rows, total)
     verify_rate = timed("verify_log (seq + chain)", verify, total)
     base_events = timed("baseline: read Event objects", read_events, total)
     rebuild_rate = timed("rebuild_projections", rebuild, total)
-    print(
-        f"\n  verify  {verify_rate:,.0f} events/s = {verify_rate / base_rows:.2f}x the baseline"
+    record(
+        f"log: verify_log, {total:,} events, {db}",
+        verify_rate,
+        "events/s",
+        base_rows,
+        "baseline: reading the rows",
     )
+    record(
+        f"log: rebuild_projections, {total:,} events, {db}",
+        rebuild_rate,
+        "events/s",
+        base_events,
+        "baseline: reading the events",
+    )
+    print(f"\n  verify  {verify_rate:,.0f} events/s = {verify_rate / base_rows:.2f}x the baseline")
     print(
         f"  rebuild {rebuild_rate:,.0f} events/s = {rebuild_rate / base_events:.2f}x the read "
         "baseline"

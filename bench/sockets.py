@@ -154,6 +154,16 @@ def main() -> None:
     for label, kib in results.items():
         print(f"  {label:<14} {kib:8.1f} KiB")
     print(f"  ratio          {results['live feed'] / max(results['bare consumer'], 0.1):8.2f}x")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from summary import record
+
+    record(
+        f"sockets: memory per feed socket ({args.sockets})",
+        results["live feed"],
+        "KiB",
+        results["bare consumer"],
+        "baseline: a bare Channels consumer",
+    )
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""Run every benchmark and print one table of their headline figures (`make bench`).
+
+    .venv/bin/python bench/all.py [--quick] [--database-url postgres://…]
+
+Each script prints its own detailed table as it runs; at the end this prints every headline
+figure beside its in-run baseline and the ratio, with the date and the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
+    args = parser.parse_args()
+    quick = ["--quick"] if args.quick else []
+    pg = ["--database-url", args.database_url] if args.database_url.startswith("postgres") else []
+    runs = [
+        ["bench/engines.py", *quick],
+        ["bench/log.py", *(["--events", "100000"] if args.quick else [])],
+        ["bench/api.py", *quick, *pg],
+        ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
+        ["bench/sockets.py"],
+    ]
+    if pg:
+        runs.insert(2, ["bench/log.py", "--events", "100000", *pg])
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as summary:
+        env = {**os.environ, "BENCH_SUMMARY": summary.name}
+        failed = []
+        for run in runs:
+            print(f"\n=== {' '.join(run)}", flush=True)
+            if subprocess.run([sys.executable, *run], cwd=ROOT, env=env).returncode:
+                failed.append(run[0])
+        rows = [json.loads(line) for line in Path(summary.name).read_text().splitlines()]
+    print(
+        f"\n{date.today()} on {platform.node()} ({os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}); load average {os.getloadavg()[0]:.1f}"
+    )
+    print(f"{'benchmark':<58}{'figure':>14}  {'unit':<10}{'baseline':>12}{'ratio':>8}  note")
+    for row in rows:
+        ratio = f"{row['figure'] / row['baseline']:.2f}" if row["baseline"] else "—"
+        baseline = f"{row['baseline']:,.1f}" if row["baseline"] else "—"
+        print(
+            f"{row['benchmark']:<58}{row['figure']:>14,.1f}  {row['unit']:<10}{baseline:>12}"
+            f"{ratio:>8}  {row['note']}"
+        )
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
