@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from rolls.systems.errors import RuleError
+
+T = TypeVar("T")
 
 
 class DomainError(Exception):
@@ -46,3 +50,12 @@ class NotFound(DomainError):
 class Conflict(DomainError):
     status = 409
     code = "conflict"
+
+
+def by_the_rules(call: Callable[..., T], *args: Any, prefix: str = "", **kwargs: Any) -> T:
+    """Call into the rules (engines, options, sheets), turning a RuleError into a 400 that names
+    the field (``prefix`` places it, e.g. ``actions.1.``)."""
+    try:
+        return call(*args, **kwargs)
+    except RuleError as error:
+        raise InvalidInput.from_rule_error(error, prefix) from error

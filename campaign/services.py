@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from campaign.access import require_controls_character, require_gm, require_member
-from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound
+from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, by_the_rules
 from campaign.eventlog import append_event, lock_stream
 from campaign.models import (
     Campaign,
@@ -29,7 +29,6 @@ from campaign.models import (
     new_invite_code,
 )
 from rolls.systems import SYSTEM_IDS
-from rolls.systems.errors import RuleError
 from rolls.systems.options import validate_options
 from rolls.systems.traits import validate_resources, validate_traits
 
@@ -48,13 +47,6 @@ def _clean_name(value: Any, field: str = "name", max_length: int = MAX_NAME) -> 
     return value.strip()
 
 
-def _rules(call, *args, prefix: str = "") -> Any:
-    try:
-        return call(*args)
-    except RuleError as error:
-        raise InvalidInput.from_rule_error(error, prefix) from error
-
-
 @transaction.atomic
 def create_campaign(
     *, name: str, system: str, created_by: AbstractBaseUser, options: dict | None = None
@@ -64,7 +56,7 @@ def create_campaign(
         raise InvalidInput(
             "system", f"unknown game system {system!r}; one of {', '.join(SYSTEM_IDS)}"
         )
-    clean_options = _rules(validate_options, system, options or {})
+    clean_options = by_the_rules(validate_options, system, options or {})
     campaign = Campaign.objects.create(name=name, system=system, options=clean_options)
     lock_stream(campaign.pk)
     append_event(
@@ -86,7 +78,7 @@ def create_campaign(
 def change_options(*, campaign: Campaign, actor: AbstractBaseUser, changes: dict) -> Campaign:
     require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
-    options = _rules(validate_options, campaign.system, changes, campaign.options)
+    options = by_the_rules(validate_options, campaign.system, changes, campaign.options)
     if options != campaign.options:
         append_event(
             campaign=campaign,
@@ -216,8 +208,8 @@ def create_character(
             )
         owner_id = actor.pk
     name = _clean_name(name)
-    clean_traits = _rules(validate_traits, campaign.system, traits)
-    clean_resources = _rules(validate_resources, campaign.system, resources or {})
+    clean_traits = by_the_rules(validate_traits, campaign.system, traits)
+    clean_resources = by_the_rules(validate_resources, campaign.system, resources or {})
     campaign = lock_stream(campaign.pk)
     _check_owner(campaign, owner_id)
     character_id = uuid.uuid4()
@@ -257,9 +249,9 @@ def change_character(
     if name is not None:
         changes["name"] = _clean_name(name)
     if traits is not None:
-        changes["traits"] = _rules(validate_traits, campaign.system, traits)
+        changes["traits"] = by_the_rules(validate_traits, campaign.system, traits)
     if resources is not None:
-        changes["resources"] = _rules(
+        changes["resources"] = by_the_rules(
             validate_resources, campaign.system, {**character.resources, **resources}
         )
     campaign = lock_stream(campaign.pk)

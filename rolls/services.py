@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from campaign.access import require_controls_character, require_gm, require_player_or_gm
-from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound
+from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, by_the_rules
 from campaign.eventlog import append_event, lock_stream
 from campaign.models import (
     Campaign,
@@ -32,7 +32,6 @@ from rolls import systems
 from rolls.assembly import RETRY_SYSTEMS, SYSTEM_KEYS, RuleState, assemble
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.systems import HmacDice, age, cofd, d6pool, nice_damnit, storyteller
-from rolls.systems.errors import RuleError
 
 COMMON_KEYS = {"character", "traits", "pool", "modifiers", "visibility", "label", "task", "faces"}
 # Keys of the request that describe one roll (also allowed inside `against` and `actions`).
@@ -50,13 +49,6 @@ GM_FLAGS = {
     "not_escalating": "only the GM marks a check as not escalating",
     "life_or_death": "only the GM marks an action as life-or-death",
 }
-
-
-def _rules(call, *args, prefix: str = "", **kwargs):
-    try:
-        return call(*args, **kwargs)
-    except RuleError as error:
-        raise InvalidInput.from_rule_error(error, prefix) from error
 
 
 def _text(data: Mapping[str, Any], key: str, max_length: int) -> str:
@@ -106,7 +98,7 @@ class _Roller:
     def roll(self, system: str, check: dict[str, Any], count: int) -> tuple[list[int], dict]:
         """The next roll's faces and result; ``count`` is how many rolls the event has."""
         if not self.manual:
-            return _rules(systems.roll, system, check, self.dice)
+            return by_the_rules(systems.roll, system, check, self.dice)
         faces = self.faces
         if count > 1:
             if not isinstance(faces, list) or len(faces) != count:
@@ -117,7 +109,7 @@ class _Roller:
             isinstance(f, int) and not isinstance(f, bool) for f in faces
         ):
             raise InvalidInput("faces", "expected a list of integers")
-        result = _rules(systems.resolve, system, check, faces, prefix="")
+        result = by_the_rules(systems.resolve, system, check, faces, prefix="")
         return list(faces), result
 
 
@@ -241,7 +233,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     )
 
     def build(spec: Mapping[str, Any], who: Character | None, rule_state: RuleState, prefix=""):
-        return _rules(
+        return by_the_rules(
             assemble, system, who.traits if who else None, spec, options, rule_state, prefix=prefix
         )
 
@@ -436,7 +428,7 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
     if mode == "off":
         raise Conflict("check", "intentional dramatic failures are off in this campaign")
     result = check.data["rolls"][0]["result"]
-    new_result = _rules(cofd.intentional_dramatic_failure, result, prefix="check.")
+    new_result = by_the_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
     period_id = None
     if mode in ("per_chapter", "per_scene"):
         period_model, name = (Chapter, "chapter") if mode == "per_chapter" else (Scene, "scene")
@@ -481,14 +473,14 @@ def spend_fortune(
         raise Conflict("check", "Fortune has already changed a die of this roll")
     roll = check.data["rolls"][0]
     change = {"die": die, "value": value}
-    cost = _rules(age.fortune_cost, change, prefix="")
+    cost = by_the_rules(age.fortune_cost, change, prefix="")
     balance = int(character.resources.get("fortune", 0))
     if cost > balance:
         raise Conflict(
             "fortune", f"this change costs {cost} Fortune; {character.name} has {balance}"
         )
     new_check = {**roll["check"], "fortune_change": change}
-    result = _rules(systems.resolve, "age", new_check, roll["faces"])
+    result = by_the_rules(systems.resolve, "age", new_check, roll["faces"])
     return _append_followup(
         campaign,
         actor,
@@ -513,7 +505,7 @@ def take_extra_nice(*, campaign: Campaign, actor: AbstractBaseUser, seq: int, co
     if allowed == 0:
         raise Conflict("count", "no extra Nice! are possible on this roll (bad band or caps)")
     new_check = {**roll["check"], "extra_nice": count}
-    result = _rules(systems.resolve, "nice_damnit", new_check, roll["faces"])
+    result = by_the_rules(systems.resolve, "nice_damnit", new_check, roll["faces"])
     return _append_followup(
         campaign, actor, check, "check.extra_nice_taken", {"check": new_check, "result": result}
     )
@@ -587,7 +579,7 @@ def call_for_check(
     if unknown:
         raise InvalidInput(f"request.{unknown[0]}", f"not a field of a {campaign.system} check")
     for character in characters:  # the call must be rollable by everyone it names
-        _rules(
+        by_the_rules(
             assemble,
             campaign.system,
             character.traits,
@@ -656,7 +648,7 @@ def preview_odds(
     unknown = sorted(set(spec) - (COMMON_KEYS | set(SYSTEM_KEYS[campaign.system])))
     if unknown:
         raise InvalidInput(unknown[0], f"not a field of a {campaign.system} check")
-    assembled = _rules(
+    assembled = by_the_rules(
         assemble,
         campaign.system,
         character.traits if character else None,
@@ -664,7 +656,7 @@ def preview_odds(
         campaign.options,
         state,
     )
-    chances = _rules(systems.odds, campaign.system, assembled.check)
+    chances = by_the_rules(systems.odds, campaign.system, assembled.check)
     return {
         "system": campaign.system,
         "check": assembled.check,
