@@ -4,8 +4,9 @@
                        [--rounds 3] [--layers memory,redis] [--redis-url redis://127.0.0.1:6379/0]
 
 This process serves `config.asgi:application` with uvicorn (in-process, on loopback) against a
-fresh SQLite database under var/bench/; a child process holds N real WebSocket clients. For each
-channel layer (in-memory; then channels_redis, if Redis answers) and each N, in the same run:
+fresh SQLite database of its own under var/bench/; a child process holds N real WebSocket
+clients. For each channel layer (in-memory; then channels_redis, if Redis answers) and each N, in
+the same run:
 
 - baseline: the N clients on a bare consumer that joins one group and forwards what it receives;
   this process group_sends a frame the size of a roll event at the steady rate; latency = receipt
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
 import socket
@@ -43,6 +45,7 @@ from summary import record  # bench/ is on sys.path when a script runs from it
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 CONNECT_AT_ONCE = 50
+DB_FILES = ("", "-wal", "-shm")
 
 
 def parse_args() -> argparse.Namespace:
@@ -109,9 +112,8 @@ async def client_main() -> None:
 def setup_django() -> None:
     bench_dir = ROOT / "var" / "bench"
     bench_dir.mkdir(parents=True, exist_ok=True)
-    db = bench_dir / "fanout.sqlite3"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db = bench_dir / f"fanout-{os.getpid()}.sqlite3"  # a run of its own: others may run at once
+    atexit.register(lambda: [Path(f"{db}{end}").unlink(missing_ok=True) for end in DB_FILES])
     os.environ["DATABASE_URL"] = f"sqlite:///{db}"
     os.environ.pop("REDIS_URL", None)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
