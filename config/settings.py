@@ -111,7 +111,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+            # redis-py's default 5 s socket timeout races channels_redis's 5 s blocking pop,
+            # and its pool refuses past 100 connections (channels_redis#422).
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 10, "max_connections": 1000}],
+                "capacity": 1000,
+                "expiry": 30,
+            },
         }
     }
 else:

@@ -191,11 +191,20 @@ def test_a_forged_seed_with_a_matching_commitment_fails_every_server_roll(export
     rehash(doc)
     report = check_export(doc)
     server_rolls = [
-        e["seq"]
-        for e in doc["events"]
-        if e["type"] == "check.rolled" and e["payload"]["dice"] == "server"
+        e for e in doc["events"] if e["type"] == "check.rolled" and e["payload"]["dice"] == "server"
     ]
-    assert sorted({p.seq for p in report.problems}) == server_rolls
+
+    def follows_from_forged_seed(event: dict) -> bool:
+        # A short roll (one chance die) can match a wrong seed by chance: 1 in 10 for a d10.
+        dice = systems.HmacDice(seed, str(event["campaign"]), event["seq"])
+        return all(
+            systems.roll(event["payload"]["system"], roll["check"], dice)[0] == roll["faces"]
+            for roll in event["payload"]["rolls"]
+        )
+
+    expected = [e["seq"] for e in server_rolls if not follows_from_forged_seed(e)]
+    assert len(expected) >= len(server_rolls) - 2, "most rolls cannot match a random seed"
+    assert sorted({p.seq for p in report.problems}) == expected
     assert all("do not follow from the session seed" in p.what for p in report.problems)
 
 
