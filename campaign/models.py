@@ -103,6 +103,11 @@ class Period(models.Model):
     def is_open(self) -> bool:
         return self.ended_seq is None
 
+    @classmethod
+    def open_in(cls, campaign: Campaign | int):
+        """The campaign's open chapter / session / scene, or None."""
+        return cls.objects.filter(campaign=campaign, ended_seq__isnull=True).first()
+
 
 class Chapter(Period):
     class Meta(Period.Meta):

@@ -110,10 +110,6 @@ def apply(event: Event) -> None:
         projector(event)
 
 
-def known_event_types() -> set[str]:
-    return set(_projectors)
-
-
 def rebuild(campaign: Campaign, events: Iterable[Event]) -> int:
     """Replace the campaign's read models by a replay of ``events`` (its whole stream, in order).
 

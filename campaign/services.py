@@ -281,7 +281,7 @@ def _start_period(
     if not isinstance(title, str) or len(title) > 200:
         raise InvalidInput("title", "must be text of at most 200 characters")
     campaign = lock_stream(campaign.pk)
-    current = model.objects.filter(campaign=campaign, ended_seq__isnull=True).first()
+    current = model.open_in(campaign)
     if current is not None:
         raise Conflict(
             kind, f"{kind} {current.number} is still open; end it before starting another"
@@ -310,7 +310,7 @@ def _end_period(
     require_gm(campaign, actor)
     kind = model.__name__.lower()
     campaign = lock_stream(campaign.pk)
-    current = model.objects.filter(campaign=campaign, ended_seq__isnull=True).first()
+    current = model.open_in(campaign)
     if current is None:
         raise Conflict(kind, f"no {kind} is open")
     payload: dict[str, Any] = {"id": str(current.pk), "number": current.number}

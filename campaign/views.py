@@ -164,7 +164,7 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
     """The first state of a table page (the same shapes the REST API and the feed send)."""
     data = campaign_data(campaign, membership)  # head_seq first: the feed resumes after it
     head = data["head_seq"]
-    session = Session.objects.filter(campaign=campaign, ended_seq__isnull=True).first()
+    session = Session.open_in(campaign)
     checks = Check.objects.filter(campaign=campaign, seq__lte=head)
     if session is not None:
         checks = checks.filter(seq__gt=session.started_seq)

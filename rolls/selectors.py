@@ -130,13 +130,6 @@ def events_for(
     return present_events(events.order_by("seq")[:limit], membership)
 
 
-def checks_for(*, membership: Membership, seqs: list[int] | None = None) -> list[Check]:
-    checks = Check.objects.filter(campaign_id=membership.campaign_id)
-    if seqs is not None:
-        checks = checks.filter(seq__in=seqs)
-    return list(checks.order_by("seq"))
-
-
 def check_visible(check: Check, membership: Membership) -> bool:
     return (
         membership.role == Role.GM
@@ -153,9 +146,7 @@ def resources_for(membership: Membership, characters: Iterable) -> dict[str, dic
     shown = {str(c.pk): dict(c.resources) for c in characters}
     if membership.role == Role.GM:
         return shown
-    hidden = Check.objects.filter(campaign_id=membership.campaign_id).exclude(
-        resource_changes={}
-    )
+    hidden = Check.objects.filter(campaign_id=membership.campaign_id).exclude(resource_changes={})
     for check in hidden.exclude(visibility="public").filter(revealed=False):
         if check_visible(check, membership):
             continue

@@ -58,10 +58,6 @@ def _text(data: Mapping[str, Any], key: str, max_length: int) -> str:
     return value.strip()
 
 
-def _open(model: type[Session] | type[Chapter] | type[Scene], campaign: Campaign):
-    return model.objects.filter(campaign=campaign, ended_seq__isnull=True).first()
-
-
 def _character(campaign: Campaign, value: Any, field: str = "character") -> Character | None:
     if value in (None, ""):
         return None
@@ -200,7 +196,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     if unknown:
         raise InvalidInput(unknown[0], f"not a field of a {system} check")
 
-    session = _open(Session, campaign)
+    session = Session.open_in(campaign)
     if session is None:
         raise Conflict("session", "no session is open: the GM starts one before anyone rolls")
     for gm_flag, message in GM_FLAGS.items():
@@ -272,7 +268,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         "comparison": comparison,
         "free_botch_scope": options.get("free_botch") if system == "storyteller" else None,
     }
-    scene, chapter = _open(Scene, campaign), _open(Chapter, campaign)
+    scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
     append_event(
         campaign=campaign,
         type="check.rolled",
@@ -433,7 +429,7 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
     if mode in ("per_chapter", "per_scene"):
         period_model, name = (Chapter, "chapter") if mode == "per_chapter" else (Scene, "scene")
         period_id = check.chapter_id if mode == "per_chapter" else check.scene_id
-        current = _open(period_model, campaign)
+        current = period_model.open_in(campaign)
         if period_id is None or current is None or current.pk != period_id:
             raise Conflict(name, f"this roll's {name} is over (or none was open when it was made)")
         used = RuleUse.objects.filter(
@@ -631,7 +627,7 @@ def preview_odds(
         require_controls_character(membership, character)
     elif membership.role != Role.GM:
         raise InvalidInput("character", "choose one of your characters")
-    session = _open(Session, campaign)
+    session = Session.open_in(campaign)
     task = _text(data, "task", 120)
     state = RuleState(life_or_death_allowed=membership.role == Role.GM)
     if session is not None:

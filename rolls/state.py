@@ -9,10 +9,6 @@ from rolls.models import Check, RuleUse, TaskAttempts
 from rolls.selectors import check_visible, resources_for
 
 
-def _open(model, campaign: Campaign):
-    return model.objects.filter(campaign=campaign, ended_seq__isnull=True).first()
-
-
 def rule_state_for(campaign: Campaign, membership: Membership) -> dict[str, Any]:
     """Beats, Fortune, free botches, intentional dramatic failures and retries as they stand.
 
@@ -20,9 +16,9 @@ def rule_state_for(campaign: Campaign, membership: Membership) -> dict[str, Any]
     used by hidden rolls (a free botch on a blind roll) are left out until the roll is revealed.
     """
     session, chapter, scene = (
-        _open(Session, campaign),
-        _open(Chapter, campaign),
-        _open(Scene, campaign),
+        Session.open_in(campaign),
+        Chapter.open_in(campaign),
+        Scene.open_in(campaign),
     )
     periods = [p.pk for p in (session, chapter, scene) if p is not None]
     uses = list(RuleUse.objects.filter(campaign=campaign, period_id__in=periods))

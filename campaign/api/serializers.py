@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rest_framework import serializers
 
-from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Session
+from campaign.models import Campaign, Character, Membership, Role
 from rolls.systems import SYSTEM_IDS
 
 
@@ -84,7 +82,3 @@ class CharacterWriteSerializer(serializers.Serializer):
 
 class TitleSerializer(serializers.Serializer):
     title = serializers.CharField(max_length=200, required=False, allow_blank=True)
-
-
-def period_data(period: Chapter | Session | Scene | None) -> dict[str, Any] | None:
-    return None if period is None else PeriodSerializer(period).data

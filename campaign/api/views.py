@@ -51,7 +51,7 @@ def campaign_for(request: Request, campaign_id: int) -> tuple[Campaign, Membersh
 def campaign_data(campaign: Campaign, membership: Membership) -> dict[str, Any]:
     data = CampaignSerializer(campaign, context={"roles": {campaign.pk: membership.role}}).data
     open_periods = {
-        name: model.objects.filter(campaign=campaign, ended_seq__isnull=True).first()
+        name: model.open_in(campaign)
         for name, model in (("session", Session), ("chapter", Chapter), ("scene", Scene))
     }
     data.update({name: _period(period) for name, period in open_periods.items()})
