@@ -223,7 +223,7 @@ class Bench:
     async def drive_feed(self) -> dict[int, float]:
         from channels.db import database_sync_to_async
 
-        from rolls.services import check_roll
+        from rolls.checks.services import check_roll
 
         table = self.table
         roll = database_sync_to_async(check_roll)
@@ -301,8 +301,8 @@ def summarise(rounds: list[Measurement]) -> dict[str, float]:
 def last_frame(campaign_id: int) -> str:
     """The campaign's last event as a player's socket receives it."""
     from campaign.models import Campaign, Membership
-    from rolls.broadcast import event_frame
-    from rolls.selectors import events_for
+    from rolls.live.broadcast import event_frame
+    from rolls.reads.selectors import events_for
 
     head = Campaign.objects.get(pk=campaign_id).head_seq
     player = Membership.objects.filter(campaign_id=campaign_id, role="player").first()
@@ -335,8 +335,8 @@ async def server_main(args: argparse.Namespace, table: dict[str, Any]) -> None:
     from channels.db import database_sync_to_async
     from django.test import override_settings
 
-    from campaign import eventlog
-    from rolls.broadcast import heartbeat_seconds
+    from eventlog import stream
+    from rolls.live.broadcast import heartbeat_seconds
 
     sizes = [int(n) for n in args.clients.split(",")]
     listener = socket.socket()
@@ -349,7 +349,7 @@ async def server_main(args: argparse.Namespace, table: dict[str, Any]) -> None:
         await asyncio.sleep(0.05)
     bench = Bench(args, table, port)
     # Ahead of the broadcaster: the moment of commit, before anything is published.
-    eventlog._after_commit_listeners.insert(0, bench.stamp_commit)
+    stream._after_commit_listeners.insert(0, bench.stamp_commit)
 
     print(
         f"fan-out: {args.rounds} x {args.rolls} public rolls at {args.rate:g}/s per figure; "

@@ -54,8 +54,8 @@ def write_log(events: int) -> int:
     from django.utils import timezone
 
     from campaign import services
-    from campaign.eventlog import hash_of
     from campaign.models import Campaign, Event, SessionSecret
+    from eventlog.stream import hash_of
     from rolls.systems import HmacDice, roll
 
     user = get_user_model().objects.create_user("bench", password="bench-password")
@@ -145,10 +145,10 @@ def main() -> None:
 
     from django.db import transaction
 
-    from campaign import projections
-    from campaign.eventlog import lock_stream
-    from campaign.logcheck import event_rows, verify_campaigns
     from campaign.models import Event
+    from eventlog import projections
+    from eventlog.stream import lock_stream
+    from rolls.trust.logcheck import event_rows, verify_campaigns
 
     campaign_id = write_log(events)
     total = Event.objects.filter(campaign_id=campaign_id).count()

@@ -186,7 +186,7 @@ class EventQuerySet(models.QuerySet):
 
 
 class Event(models.Model):
-    """One entry of a campaign's stream. Append through `campaign.eventlog.append_event`."""
+    """One entry of a campaign's stream. Append through `eventlog.stream.append_event`."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="events")
     seq = models.PositiveBigIntegerField()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from campaign.models import Campaign, Chapter, Character, Event, Membership, Scene, Session
-from campaign.projections import projects, register_read_models
+from eventlog.projections import projects, register_read_models
 
 register_read_models(Membership, Character, Chapter, Session, Scene)
 

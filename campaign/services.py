@@ -16,7 +16,6 @@ from django.db import transaction
 
 from campaign.access import require_controls_character, require_gm, require_member
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, by_the_rules
-from campaign.eventlog import append_event, lock_stream
 from campaign.models import (
     Campaign,
     Chapter,
@@ -28,6 +27,7 @@ from campaign.models import (
     SessionSecret,
     new_invite_code,
 )
+from eventlog.stream import append_event, lock_stream
 from rolls.systems import SYSTEM_IDS
 from rolls.systems.options import validate_options
 from rolls.systems.traits import validate_resources, validate_traits

@@ -9,8 +9,8 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
-from rolls.broadcast import serving  # noqa: E402
-from rolls.routing import websocket_application  # noqa: E402
+from rolls.live.broadcast import serving  # noqa: E402
+from rolls.live.routing import websocket_application  # noqa: E402
 
 application = serving(
     ProtocolTypeRouter({"http": django_asgi_app, "websocket": websocket_application()})

@@ -45,8 +45,10 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "channels",
+    "eventlog",
     "campaign",
     "rolls",
+    "pages",
 ]
 
 MIDDLEWARE = [

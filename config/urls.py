@@ -9,5 +9,5 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("health/", health, name="health"),
     path("api/", include("config.api_urls")),
-    path("", include("campaign.urls")),
+    path("", include("pages.urls")),
 ]

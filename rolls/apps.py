@@ -6,5 +6,5 @@ class RollsConfig(AppConfig):
     verbose_name = "Rolls"
 
     def ready(self) -> None:
-        import rolls.broadcast  # noqa: F401  (publishes committed events live)
-        from rolls import projectors  # noqa: F401  (registers the projectors)
+        import rolls.live.broadcast  # noqa: F401  (publishes committed events live)
+        from rolls.checks import projectors  # noqa: F401  (registers the projectors)

@@ -8,7 +8,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from campaign import append_only, services
+from campaign import services
+from eventlog import append_only
 
 
 def pytest_configure(config: pytest.Config) -> None:

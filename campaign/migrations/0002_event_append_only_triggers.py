@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from campaign import append_only
+from eventlog import append_only
 
 
 def install(apps, schema_editor):

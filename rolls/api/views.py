@@ -15,9 +15,7 @@ from rest_framework.views import APIView
 
 from campaign.api.views import campaign_for
 from campaign.errors import InvalidInput, NotFound
-from campaign.export import checks_csv, export_campaign
 from campaign.models import Membership, Role
-from rolls import selectors, services
 from rolls.api.serializers import (
     CallSerializer,
     CheckRequestSerializer,
@@ -27,8 +25,11 @@ from rolls.api.serializers import (
     FortuneSerializer,
     TaskResetSerializer,
 )
+from rolls.checks import calls, followups, services
 from rolls.models import Check, CheckCall
-from rolls.state import rule_state_for
+from rolls.reads import selectors
+from rolls.reads.state import rule_state_for
+from rolls.trust.export import checks_csv, export_campaign
 
 
 def json_object(request: Request) -> dict[str, Any]:
@@ -127,7 +128,7 @@ class DramaticFailureView(APIView):
     @extend_schema(request=None, responses=CheckSerializer, summary="CofD: fail dramatically")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        check = services.take_dramatic_failure(campaign=campaign, actor=request.user, seq=seq)
+        check = followups.take_dramatic_failure(campaign=campaign, actor=request.user, seq=seq)
         return Response(check_data(check, membership))
 
 
@@ -136,7 +137,7 @@ class FortuneView(APIView):
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         data = json_object(request)
-        check = services.spend_fortune(
+        check = followups.spend_fortune(
             campaign=campaign,
             actor=request.user,
             seq=seq,
@@ -151,7 +152,7 @@ class ExtraNiceView(APIView):
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         data = json_object(request)
-        check = services.take_extra_nice(
+        check = followups.take_extra_nice(
             campaign=campaign, actor=request.user, seq=seq, count=data.get("count")
         )
         return Response(check_data(check, membership))
@@ -209,7 +210,7 @@ class CallListView(APIView):
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
         data = json_object(request)
-        call = services.call_for_check(
+        call = calls.call_for_check(
             campaign=campaign,
             actor=request.user,
             character_ids=data.get("characters"),
@@ -222,7 +223,7 @@ class CallCloseView(APIView):
     @extend_schema(request=None, responses={204: None}, summary="GM: close a call")
     def post(self, request: Request, campaign_id: int, call_id: str) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
-        services.close_call(campaign=campaign, actor=request.user, call_id=call_id)
+        calls.close_call(campaign=campaign, actor=request.user, call_id=call_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from campaign import services
 from campaign.models import Campaign, Character, Event
-from rolls import services as roll_services
+from rolls.checks import services as roll_services
 
 ROLES = ("anonymous", "stranger", "olga", "alice", "boris", "gm")
 

@@ -32,7 +32,7 @@ from rest_framework.response import Response
 
 from campaign import services
 from campaign.models import Campaign, Character, Membership, Role
-from rolls import services as roll_services
+from rolls.checks import calls as roll_calls
 from rolls.models import Check, CheckCall, TaskAttempts
 from tests.api.conftest import ROLES, TRAITS, World, assert_refusal, dump
 
@@ -372,7 +372,7 @@ def _send(client, method: str, path: str, body: Any) -> Response:
 def _table(build_world, world: str) -> World:
     system, options, after = WORLDS[world]
     w = build_world(system, options=options)
-    call = roll_services.call_for_check(
+    call = roll_calls.call_for_check(
         campaign=w.campaign,
         actor=w.users["gm"],
         character_ids=[alice_char(w)],

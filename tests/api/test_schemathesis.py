@@ -25,7 +25,7 @@ from django.db import close_old_connections, transaction
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
-from rolls import services as roll_services
+from rolls.checks import calls as roll_calls
 from tests.api.conftest import TRAITS, World
 
 CONFIG = schemathesis.config.SchemathesisConfig.from_dict(
@@ -76,7 +76,7 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/", APP, config=CONFIG)
 @pytest.fixture
 def table(build_world) -> World:
     world = build_world("cofd")
-    call = roll_services.call_for_check(
+    call = roll_calls.call_for_check(
         campaign=world.campaign,
         actor=world.users["gm"],
         character_ids=[str(world.characters["alice"].pk)],

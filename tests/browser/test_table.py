@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 
 from campaign import services
 from campaign.models import Campaign, Character
-from rolls import services as roll_services
+from rolls.checks import services as roll_services
 
 # One group: with `pytest -n N --dist loadgroup` the three tests share one server and browser.
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]

@@ -24,8 +24,8 @@ import httpx
 import pytest
 from django.db import connection
 
-from campaign.logcheck import verify_campaigns
 from rolls.models import Check
+from rolls.trust.logcheck import verify_campaigns
 from tests.live.conftest import ROOT, WAIT, _free_socket, database_url, head_of, in_db
 
 pytestmark = [

@@ -32,7 +32,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from campaign import services as campaign_services
 from campaign.models import Campaign, Character, Membership
-from rolls.selectors import events_for
+from rolls.reads.selectors import events_for
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 15  # seconds: the bound on any single wait in these tests

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from campaign import services as campaign_services
-from rolls import services
+from rolls.checks import services
 from tests.live.conftest import head_of, in_db, rest_view
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ from django.test import Client
 
 from campaign import services
 from campaign.models import Campaign, Character
-from rolls import services as roll_services
+from rolls.checks import services as roll_services
 
 SHEET = {
     "attributes": {"Wits": 3, "Dexterity": 2},

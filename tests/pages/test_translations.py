@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import translation
 
-from campaign.templatetags.tablecheck import ui_strings
+from pages.templatetags.tablecheck import ui_strings
 
 LOCALE = Path(settings.BASE_DIR) / "locale" / "ru" / "LC_MESSAGES"
 SAME_IN_BOTH = {

@@ -1,0 +1,92 @@
+"""Appending to a campaign's stream: one place, one lock, a gapless seq and a hash chain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from campaign.models import Campaign, Event
+from eventlog import projections
+from eventlog.chain import event_hash, timestamp
+
+# Called with each event after its transaction commits (the live feed subscribes here).
+_after_commit_listeners: list[Callable[[Event], None]] = []
+
+
+def on_event_committed(listener: Callable[[Event], None]) -> None:
+    _after_commit_listeners.append(listener)
+
+
+def lock_stream(campaign_id: int) -> Campaign:
+    """Lock the campaign's stream head until the transaction ends.
+
+    Services take the lock *before* reading the projections their decisions depend on, so a
+    decision (is the free botch still unused?) and the event recording it are one atomic step.
+    On SQLite the IMMEDIATE transaction mode already serialises writers.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("lock_stream() must run inside transaction.atomic()")
+    return Campaign.objects.select_for_update().get(pk=campaign_id)
+
+
+def hash_of(event: Event) -> str:
+    return event_hash(
+        campaign=event.campaign_id,
+        seq=event.seq,
+        type=event.type,
+        payload=event.payload,
+        actor=event.actor_id,
+        created_at=timestamp(event.created_at),
+        visibility=event.visibility,
+        session=_text(event.session_id),
+        scene=_text(event.scene_id),
+        chapter=_text(event.chapter_id),
+        character=_text(event.character_id),
+        prev_hash=event.prev_hash,
+    )
+
+
+def _text(value: UUID | str | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def append_event(
+    *,
+    campaign: Campaign,
+    type: str,
+    payload: dict[str, Any],
+    actor_id: int | None,
+    visibility: str = "public",
+    session_id: UUID | None = None,
+    scene_id: UUID | None = None,
+    chapter_id: UUID | None = None,
+    character_id: UUID | None = None,
+) -> Event:
+    """Append one event to a stream locked by `lock_stream`, and project it, atomically."""
+    head = Campaign.objects.select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
+    event = Event(
+        campaign_id=campaign.pk,
+        seq=head.head_seq + 1,
+        type=type,
+        payload=payload,
+        actor_id=actor_id,
+        created_at=timezone.now(),
+        visibility=visibility,
+        session_id=session_id,
+        scene_id=scene_id,
+        chapter_id=chapter_id,
+        character_id=character_id,
+        prev_hash=head.head_hash,
+    )
+    event.hash = hash_of(event)
+    event.save(force_insert=True)
+    Campaign.objects.filter(pk=campaign.pk).update(head_seq=event.seq, head_hash=event.hash)
+    campaign.head_seq, campaign.head_hash = event.seq, event.hash
+    projections.apply(event)
+    for listener in _after_commit_listeners:
+        transaction.on_commit(lambda listener=listener: listener(event))
+    return event

@@ -1,0 +1,16 @@
+"""The web pages (mounted at the site root by config/urls.py)."""
+
+from django.urls import path
+
+from pages import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("join/<str:code>/", views.join, name="join"),
+    path("audit/", views.audit, name="audit"),
+    path("campaigns/<int:campaign_id>/", views.campaign_entry, name="campaign"),
+    path("campaigns/<int:campaign_id>/gm/", views.gm_dashboard, name="gm"),
+    path("campaigns/<int:campaign_id>/play/", views.play, name="play"),
+    path("campaigns/<int:campaign_id>/audit/", views.audit, name="campaign-audit"),
+]

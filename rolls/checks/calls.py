@@ -1,0 +1,84 @@
+"""The GM's calls for a check: open one (validated against every character it names), close it."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from campaign.access import require_gm
+from campaign.errors import InvalidInput, NotFound, by_the_rules
+from campaign.models import (
+    Campaign,
+)
+from eventlog.stream import append_event, lock_stream
+from rolls.checks.assembly import SYSTEM_KEYS, RuleState, assemble
+from rolls.checks.requests import (
+    COMMON_KEYS,
+    find_character,
+)
+from rolls.models import CheckCall
+
+
+@transaction.atomic
+def call_for_check(
+    *,
+    campaign: Campaign,
+    actor: AbstractBaseUser,
+    character_ids: Any,
+    request: Mapping[str, Any],
+) -> CheckCall:
+    """GM: ask the named characters' players to roll; their pages show a roll button."""
+    require_gm(campaign, actor)
+    campaign = lock_stream(campaign.pk)
+    if not isinstance(character_ids, list) or not 1 <= len(character_ids) <= 20:
+        raise InvalidInput("characters", "name 1 to 20 characters")
+    characters = [find_character(campaign, value, "characters") for value in character_ids]
+    if not isinstance(request, Mapping):
+        raise InvalidInput("request", "expected an object")
+    spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
+    allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        raise InvalidInput(f"request.{unknown[0]}", f"not a field of a {campaign.system} check")
+    for character in characters:  # the call must be rollable by everyone it names
+        by_the_rules(
+            assemble,
+            campaign.system,
+            character.traits,
+            spec,
+            campaign.options,
+            RuleState(life_or_death_allowed=True),
+            prefix="request.",
+        )
+    call_id = uuid.uuid4()
+    append_event(
+        campaign=campaign,
+        type="check.called",
+        payload={
+            "call_id": str(call_id),
+            "character_ids": [str(c.pk) for c in characters],
+            "character_names": [c.name for c in characters],
+            "request": spec,
+        },
+        actor_id=actor.pk,
+    )
+    return CheckCall.objects.get(pk=call_id)
+
+
+@transaction.atomic
+def close_call(*, campaign: Campaign, actor: AbstractBaseUser, call_id: Any) -> None:
+    require_gm(campaign, actor)
+    campaign = lock_stream(campaign.pk)
+    call = CheckCall.objects.filter(campaign=campaign, pk=str(call_id), closed=False).first()
+    if call is None:
+        raise NotFound("call", "no open call for a check with this id")
+    append_event(
+        campaign=campaign,
+        type="check.call_closed",
+        payload={"call_id": str(call.pk)},
+        actor_id=actor.pk,
+    )

@@ -1,0 +1,186 @@
+"""Projectors for play events: checks, their follow-ups, rule allowances, retries and calls.
+
+They apply what each event records; the decisions themselves were taken by `rolls.checks.services`
+under the stream lock, so replaying the log never re-decides a rule.
+"""
+
+from __future__ import annotations
+
+from django.db.models import F
+
+from campaign.models import Character, Event
+from eventlog.projections import (
+    batchable,
+    flush_pending,
+    insert,
+    projects,
+    register_read_models,
+)
+from rolls.checks.assembly import RETRY_SYSTEMS, is_failed_attempt
+from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
+
+register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
+# A check event adds its Check row through `insert`; the rows it reads (counters, calls,
+# characters) are never batched, so a rebuild may write Check rows in bulk.
+batchable("check.rolled")
+
+
+def _add_resource(
+    character_id: str | None, name: str, delta: int, check: Check | None = None
+) -> None:
+    if not character_id or not delta:
+        return
+    if check is not None:
+        changes = {key: dict(value) for key, value in check.resource_changes.items()}
+        mine = changes.setdefault(str(character_id), {})
+        mine[name] = mine.get(name, 0) + delta
+        Check.objects.filter(pk=check.pk).update(resource_changes=changes)
+        check.resource_changes = changes
+    character = Character.objects.filter(pk=character_id).first()
+    if character is None:
+        return
+    resources = dict(character.resources)
+    resources[name] = max(0, int(resources.get(name, 0)) + delta)
+    Character.objects.filter(pk=character_id).update(resources=resources)
+
+
+@projects("check.rolled")
+def _check_rolled(event: Event) -> None:
+    data = event.payload
+    rolls = data["rolls"]
+    insert(
+        Check(
+            campaign_id=event.campaign_id,
+            event_id=event.pk,
+            seq=event.seq,
+            kind=data["kind"],
+            system=data["system"],
+            actor_id=event.actor_id,
+            visibility=event.visibility,
+            audience=data["audience"],
+            session_id=event.session_id,
+            scene_id=event.scene_id,
+            chapter_id=event.chapter_id,
+            character_id=event.character_id,
+            label=data["label"],
+            task=data["task"],
+            manual=data["dice"] == "manual",
+            outcome=rolls[0]["result"]["outcome"],
+            created_at=event.created_at,
+        )
+    )
+    for roll in rolls:
+        if roll["result"].get("free_botch_consumed"):
+            per_table = data.get("free_botch_scope") == "per_table"
+            RuleUse.objects.create(
+                campaign_id=event.campaign_id,
+                rule="free_botch",
+                period_id=event.session_id,
+                character_id=None if per_table else roll["character_id"],
+                check_seq=event.seq,
+            )
+        if roll.get("beats_awarded"):
+            _add_resource(roll["character_id"], "beats", roll["beats_awarded"], _check_row(event))
+    for helper_seq in data.get("helpers", []):
+        RuleUse.objects.create(
+            campaign_id=event.campaign_id, rule="helper", period_id=None, check_seq=helper_seq
+        )
+    first = rolls[0]
+    if data["task"] and first["character_id"] and data["system"] in RETRY_SYSTEMS:
+        counter = TaskAttempts.objects.filter(
+            campaign_id=event.campaign_id, character_id=first["character_id"], task=data["task"]
+        )
+        if is_failed_attempt(data["system"], first["result"]):
+            if not counter.update(failures=F("failures") + 1):
+                TaskAttempts.objects.create(
+                    campaign_id=event.campaign_id,
+                    character_id=first["character_id"],
+                    task=data["task"],
+                    failures=1,
+                )
+        elif first["result"]["outcome"] not in ("impossible",):
+            counter.delete()
+    if data.get("call_id"):
+        call = CheckCall.objects.filter(pk=data["call_id"]).first()
+        if call is not None:
+            call.answered = {**call.answered, str(event.character_id): event.seq}
+            call.closed = set(call.answered) >= set(call.character_ids)
+            call.save(update_fields=["answered", "closed"])
+
+
+def _check_row(event: Event) -> Check:
+    flush_pending()  # the row may still wait in a rebuild's batch
+    return Check.objects.get(campaign_id=event.campaign_id, seq=event.seq)
+
+
+def _update_roll(event: Event, **changes) -> Check:
+    """Record a follow-up's new result (and check) for the first roll of its check."""
+    check = Check.objects.get(campaign_id=event.campaign_id, seq=event.payload["check_seq"])
+    amendments = dict(check.amendments)
+    amendments["roll"] = {**amendments.get("roll", {}), **changes}
+    amendments["followups"] = [
+        *amendments.get("followups", []),
+        {"seq": event.seq, "type": event.type},
+    ]
+    if event.type == "check.fortune_spent":
+        amendments["fortune_spent"] = True
+    check.amendments = amendments
+    check.outcome = changes["result"]["outcome"]
+    check.save(update_fields=["amendments", "outcome"])
+    return check
+
+
+@projects("check.dramatic_failure_taken")
+def _dramatic_failure(event: Event) -> None:
+    check = _update_roll(event, result=event.payload["result"])
+    RuleUse.objects.create(
+        campaign_id=event.campaign_id,
+        rule="intentional_dramatic_failure",
+        period_id=event.payload["period_id"],
+        character_id=check.character_id,
+        check_seq=check.seq,
+    )
+    _add_resource(str(check.character_id), "beats", event.payload["beats"], check)
+
+
+@projects("check.fortune_spent")
+def _fortune_spent(event: Event) -> None:
+    check = _update_roll(event, result=event.payload["result"], check=event.payload["check"])
+    _add_resource(str(check.character_id), "fortune", -event.payload["cost"], check)
+
+
+@projects("check.extra_nice_taken")
+def _extra_nice(event: Event) -> None:
+    _update_roll(event, result=event.payload["result"], check=event.payload["check"])
+
+
+@projects("check.revealed")
+def _revealed(event: Event) -> None:
+    Check.objects.filter(campaign_id=event.campaign_id, seq=event.payload["check_seq"]).update(
+        revealed=True
+    )
+
+
+@projects("task.reset")
+def _task_reset(event: Event) -> None:
+    TaskAttempts.objects.filter(
+        campaign_id=event.campaign_id,
+        character_id=event.payload["character_id"],
+        task=event.payload["task"],
+    ).delete()
+
+
+@projects("check.called")
+def _called(event: Event) -> None:
+    CheckCall.objects.create(
+        id=event.payload["call_id"],
+        campaign_id=event.campaign_id,
+        seq=event.seq,
+        request=event.payload["request"],
+        character_ids=event.payload["character_ids"],
+    )
+
+
+@projects("check.call_closed")
+def _call_closed(event: Event) -> None:
+    CheckCall.objects.filter(pk=event.payload["call_id"]).update(closed=True)

@@ -1,0 +1,195 @@
+"""Rolling a check: the dice (server or physical), the rule state under the lock, and the rolls
+of single, multiple-action and opposed checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from campaign.errors import InvalidInput, by_the_rules
+from campaign.models import (
+    Campaign,
+    Character,
+    Session,
+    SessionSecret,
+)
+from rolls import systems
+from rolls.checks.assembly import RETRY_SYSTEMS, SYSTEM_KEYS, RuleState
+from rolls.checks.requests import (
+    MAX_ACTIONS,
+    ROLL_KEYS,
+    find_character,
+)
+from rolls.models import Check, RuleUse, TaskAttempts
+from rolls.systems import HmacDice, age, cofd, d6pool, storyteller
+
+
+class Roller:
+    """Rolls every roll of one event: server dice from the session seed, or the player's faces."""
+
+    def __init__(self, campaign: Campaign, session: Session, seq: int, faces: Any, manual: bool):
+        self.manual = manual
+        self.index = 0
+        if manual:
+            if faces is None:
+                raise InvalidInput("faces", "this campaign uses physical dice: enter the faces")
+            self.faces = faces
+        else:
+            if faces is not None:
+                raise InvalidInput(
+                    "faces",
+                    "this campaign rolls on the server; faces are accepted only "
+                    "when the rule option manual_dice is on",
+                )
+            secret = SessionSecret.objects.get(session_id=session.pk)
+            self.dice = HmacDice(bytes(secret.seed), str(campaign.pk), seq)
+
+    def roll(self, system: str, check: dict[str, Any], count: int) -> tuple[list[int], dict]:
+        """The next roll's faces and result; ``count`` is how many rolls the event has."""
+        if not self.manual:
+            return by_the_rules(systems.roll, system, check, self.dice)
+        faces = self.faces
+        if count > 1:
+            if not isinstance(faces, list) or len(faces) != count:
+                raise InvalidInput("faces", f"expected {count} lists of faces, one per roll")
+            faces = faces[self.index]
+        self.index += 1
+        if not isinstance(faces, list) or not all(
+            isinstance(f, int) and not isinstance(f, bool) for f in faces
+        ):
+            raise InvalidInput("faces", "expected a list of integers")
+        result = by_the_rules(systems.resolve, system, check, faces, prefix="")
+        return list(faces), result
+
+
+def read_rule_state(
+    *,
+    campaign: Campaign,
+    session: Session,
+    character: Character | None,
+    task: str,
+    is_gm: bool,
+    life_or_death_called: bool,
+    helpers: list[Check],
+) -> RuleState:
+    system, options = campaign.system, campaign.options
+    attempt = 1
+    if task and character and system in RETRY_SYSTEMS:
+        row = TaskAttempts.objects.filter(campaign=campaign, character_id=character.pk, task=task)
+        attempt += row.values_list("failures", flat=True).first() or 0
+    free_botch = False
+    mode = options.get("free_botch", "off") if system == "storyteller" else "off"
+    if mode != "off" and character is not None:
+        used = RuleUse.objects.filter(campaign=campaign, rule="free_botch", period_id=session.pk)
+        if mode == "per_character":
+            used = used.filter(character_id=character.pk)
+        free_botch = not used.exists()
+    bonus = cofd.teamwork_bonus([h.data["rolls"][0]["result"] for h in helpers]) if helpers else 0
+    return RuleState(
+        attempt=attempt,
+        free_botch_available=free_botch,
+        teamwork_bonus=bonus,
+        helper_count=len(helpers),
+        life_or_death_allowed=is_gm or life_or_death_called,
+    )
+
+
+def roll_entry(
+    character: Character | None,
+    spec: Mapping[str, Any],
+    assembled,
+    faces: list[int],
+    result: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "character_id": str(character.pk) if character else None,
+        "character_name": character.name if character else "",
+        "owner_id": character.owner_id if character else None,
+        "traits": list(spec.get("traits") or []),
+        "label": (spec.get("label") or "")[:200] if isinstance(spec.get("label"), str) else "",
+        "breakdown": assembled.breakdown,
+        "rules": assembled.rules,
+        "check": assembled.check,
+        "faces": faces,
+        "result": result,
+    }
+
+
+def multiple_actions(data, character, build, roller, state, system) -> list[dict[str, Any]]:
+    if system != "storyteller":
+        raise InvalidInput("actions", "multiple actions are a Storyteller rule")
+    actions = data["actions"]
+    if not isinstance(actions, list) or not 2 <= len(actions) <= MAX_ACTIONS:
+        raise InvalidInput("actions", f"declare 2 to {MAX_ACTIONS} actions")
+    shared = {k: v for k, v in data.items() if k in ("difficulty", "stressful")}
+    specs, bases = [], []
+    for index, action in enumerate(actions):
+        if not isinstance(action, Mapping) or set(action) - (ROLL_KEYS | {"difficulty"}):
+            raise InvalidInput(
+                f"actions.{index}", "an action has traits, pool, modifiers, difficulty and label"
+            )
+        spec = {**shared, **action}
+        specs.append(spec)
+        bases.append(build(spec, character, state, prefix=f"actions.{index}.").check["pool"])
+    pools = storyteller.multiple_action_pools(bases)
+    rolls = []
+    for index, (spec, pool) in enumerate(zip(specs, pools, strict=True)):
+        assembled = build(spec, character, state, prefix=f"actions.{index}.")
+        split = pool - assembled.check["pool"]
+        assembled.check["pool"] = pool
+        assembled.breakdown.append({"label": "multiple actions", "value": split, "kind": "actions"})
+        faces, result = roller.roll("storyteller", assembled.check, len(specs))
+        rolls.append(roll_entry(character, spec, assembled, faces, result))
+    return rolls
+
+
+def opposed_rolls(campaign, data, character, build, roller, state):
+    system = campaign.system
+    against = data["against"]
+    if not isinstance(against, Mapping) or set(against) - (ROLL_KEYS | set(SYSTEM_KEYS[system])):
+        raise InvalidInput("against", "the other side has character, traits, pool, modifiers")
+    other = find_character(campaign, against.get("character"), "against.character")
+    first_spec = {k: v for k, v in data.items() if k not in ("against", "mode")}
+    first = build(first_spec, character, state)
+    faces_a, result_a = roller.roll(system, first.check, 2)
+    other_state = RuleState(life_or_death_allowed=True)
+    second = build(against, other, other_state, prefix="against.")
+    if system == "d6pool":
+        mode = data.get("mode") or "opposed"
+        if mode not in ("opposed", "contest"):
+            raise InvalidInput("mode", "must be opposed or contest")
+        if mode == "opposed":
+            reduced = d6pool.defender_pool(result_a, second.check["pool"])
+            kind = "opposed"
+            if reduced is None:  # a failed attack needs no defence roll
+                comparison = d6pool.opposed(result_a, None)
+                return (
+                    kind,
+                    [roll_entry(character, first_spec, first, faces_a, result_a)],
+                    comparison,
+                )
+            penalty = reduced - second.check["pool"]
+            second.check["pool"] = reduced
+            second.breakdown.append(
+                {"label": "attacker's successes", "value": penalty, "kind": "opposed"}
+            )
+    faces_b, result_b = roller.roll(system, second.check, 2)
+    if system == "d6pool":
+        comparison = (
+            d6pool.opposed(result_a, result_b)
+            if mode == "opposed"
+            else d6pool.contest([result_a, result_b])
+        )
+        kind = mode
+    elif system == "storyteller":
+        kind, comparison = "resisted", storyteller.resisted(result_a, result_b)
+    else:
+        kind, comparison = "opposed", age.opposed(result_a, result_b)
+    return (
+        kind,
+        [
+            roll_entry(character, first_spec, first, faces_a, result_a),
+            roll_entry(other, against, second, faces_b, result_b),
+        ],
+        comparison,
+    )

@@ -1,0 +1,247 @@
+"""Checks as events: roll, apply the stateful rules, append; reveal, reset a task, preview odds.
+
+Every function here takes the campaign's stream lock first and reads the rule state (free botch
+used? dramatic failure taken this chapter? attempt number? Fortune balance?) from the projections
+under that lock, so concurrent requests are decided one after another against the same log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from campaign.access import require_controls_character, require_gm, require_player_or_gm
+from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, by_the_rules
+from campaign.models import (
+    Campaign,
+    Chapter,
+    Character,
+    Role,
+    Scene,
+    Session,
+    Visibility,
+)
+from eventlog.stream import append_event, lock_stream
+from rolls import systems
+from rolls.checks.assembly import SYSTEM_KEYS, RuleState, assemble
+from rolls.checks.requests import (
+    COMMON_KEYS,
+    GM_FLAGS,
+    KIND_KEYS,
+    answering_call,
+    find_character,
+    helper_checks,
+    text_field,
+)
+from rolls.checks.rolling import (
+    Roller,
+    multiple_actions,
+    opposed_rolls,
+    read_rule_state,
+    roll_entry,
+)
+from rolls.models import Check, TaskAttempts
+from rolls.systems import cofd
+
+
+@transaction.atomic
+def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[str, Any]) -> Check:
+    """Roll a check: assemble the pool(s), roll, apply the stateful rules, append one event."""
+    membership = require_player_or_gm(campaign, actor)
+    is_gm = membership.role == Role.GM
+    if not isinstance(request, Mapping):
+        raise InvalidInput("non_field_errors", "expected a JSON object")
+    campaign = lock_stream(campaign.pk)
+    system, options = campaign.system, campaign.options
+    data = dict(request)
+    call = answering_call(campaign, data)
+    if call is not None:
+        # The GM's call decides what is rolled; the player only chooses to roll (and the faces).
+        data = {**data, **call.request}
+    allowed = COMMON_KEYS | {"call"} | set(SYSTEM_KEYS[system]) | KIND_KEYS[system]
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise InvalidInput(unknown[0], f"not a field of a {system} check")
+
+    session = Session.open_in(campaign)
+    if session is None:
+        raise Conflict("session", "no session is open: the GM starts one before anyone rolls")
+    for gm_flag, message in GM_FLAGS.items():
+        if data.get(gm_flag) and not is_gm and not (call and call.request.get(gm_flag)):
+            raise NotAllowed(gm_flag, message)
+    character = find_character(campaign, data.get("character"))
+    if character is not None:
+        require_controls_character(membership, character)
+    elif not is_gm:
+        raise InvalidInput("character", "roll for one of your characters")
+    if call is not None and (character is None or str(character.pk) not in call.character_ids):
+        raise NotAllowed("call", "this call for a check is not addressed to this character")
+    visibility = data.get("visibility") or Visibility.PUBLIC
+    if visibility not in Visibility.values:
+        raise InvalidInput("visibility", f"must be one of {', '.join(Visibility.values)}")
+    label = text_field(data, "label", 200)
+    task = text_field(data, "task", 120)
+    seq = campaign.head_seq + 1
+    roller = Roller(campaign, session, seq, data.get("faces"), bool(options.get("manual_dice")))
+
+    helpers = helper_checks(campaign, session, data) if "helpers" in data else []
+    state = read_rule_state(
+        campaign=campaign,
+        session=session,
+        character=character,
+        task=task,
+        is_gm=is_gm,
+        life_or_death_called=bool(call and call.request.get("life_or_death")),
+        helpers=helpers,
+    )
+
+    def build(spec: Mapping[str, Any], who: Character | None, rule_state: RuleState, prefix=""):
+        return by_the_rules(
+            assemble, system, who.traits if who else None, spec, options, rule_state, prefix=prefix
+        )
+
+    rolls: list[dict[str, Any]] = []
+    comparison: dict[str, Any] | None = None
+    if "actions" in data:
+        kind = "multiple"
+        rolls = multiple_actions(data, character, build, roller, state, system)
+    elif "against" in data:
+        if not is_gm:
+            raise NotAllowed("against", "the GM calls for opposed and resisted rolls")
+        kind, rolls, comparison = opposed_rolls(campaign, data, character, build, roller, state)
+    else:
+        kind = "single"
+        assembled = build(data, character, state)
+        faces, result = roller.roll(system, assembled.check, 1)
+        rolls = [roll_entry(character, data, assembled, faces, result)]
+
+    for entry in rolls:
+        if system == "cofd":
+            entry["beats_awarded"] = cofd.beats(
+                entry["result"], options.get("beat_on_dramatic_failure", False)
+            )
+    audience = sorted({actor.pk, *(r["owner_id"] for r in rolls if r["owner_id"])})
+    payload = {
+        "kind": kind,
+        "system": system,
+        "options": options,
+        "dice": "manual" if roller.manual else "server",
+        "label": label,
+        "task": task,
+        "call_id": str(call.pk) if call else None,
+        "helpers": [h.seq for h in helpers],
+        "audience": audience,
+        "rolls": rolls,
+        "comparison": comparison,
+        "free_botch_scope": options.get("free_botch") if system == "storyteller" else None,
+    }
+    scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
+    append_event(
+        campaign=campaign,
+        type="check.rolled",
+        payload=payload,
+        actor_id=actor.pk,
+        visibility=visibility,
+        session_id=session.pk,
+        scene_id=scene.pk if scene else None,
+        chapter_id=chapter.pk if chapter else None,
+        character_id=character.pk if character else None,
+    )
+    return Check.objects.get(campaign=campaign, seq=seq)
+
+
+@transaction.atomic
+def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Check:
+    """GM: show a private or blind roll to everyone."""
+    require_gm(campaign, actor)
+    campaign = lock_stream(campaign.pk)
+    check = Check.objects.filter(campaign=campaign, seq=seq).first()
+    if check is None:
+        raise NotFound("check", "no such check in this campaign")
+    if check.visibility == Visibility.PUBLIC or check.revealed:
+        raise Conflict("check", "this roll is already visible to everyone")
+    append_event(
+        campaign=campaign,
+        type="check.revealed",
+        payload={"check_seq": seq},
+        actor_id=actor.pk,
+        character_id=check.character_id,
+        session_id=check.session_id,
+    )
+    return Check.objects.get(pk=check.pk)
+
+
+@transaction.atomic
+def reset_task(
+    *, campaign: Campaign, actor: AbstractBaseUser, character_id: Any, task: Any
+) -> None:
+    """GM: circumstances changed, so the next attempt at the task is a first attempt again."""
+    require_gm(campaign, actor)
+    campaign = lock_stream(campaign.pk)
+    character = find_character(campaign, character_id)
+    if character is None:
+        raise InvalidInput("character", "name the character")
+    if not isinstance(task, str) or not task.strip():
+        raise InvalidInput("task", "name the task")
+    if not TaskAttempts.objects.filter(
+        campaign=campaign, character_id=character.pk, task=task.strip()
+    ).exists():
+        raise NotFound("task", "this character has no failed attempts at this task")
+    append_event(
+        campaign=campaign,
+        type="task.reset",
+        payload={"character_id": str(character.pk), "task": task.strip()},
+        actor_id=actor.pk,
+        character_id=character.pk,
+    )
+
+
+def preview_odds(
+    *, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[str, Any]
+) -> dict:
+    """The exact odds of a check as it would be rolled now (attempt number included); no roll."""
+    membership = require_player_or_gm(campaign, actor)
+    if not isinstance(request, Mapping):
+        raise InvalidInput("non_field_errors", "expected a JSON object")
+    data = {k: v for k, v in request.items() if k not in ("faces", "visibility", "label", "call")}
+    character = find_character(campaign, data.get("character"))
+    if character is not None:
+        require_controls_character(membership, character)
+    elif membership.role != Role.GM:
+        raise InvalidInput("character", "choose one of your characters")
+    session = Session.open_in(campaign)
+    task = text_field(data, "task", 120)
+    state = RuleState(life_or_death_allowed=membership.role == Role.GM)
+    if session is not None:
+        state = read_rule_state(
+            campaign=campaign,
+            session=session,
+            character=character,
+            task=task,
+            is_gm=membership.role == Role.GM,
+            life_or_death_called=False,
+            helpers=[],
+        )
+    spec = {k: v for k, v in data.items() if k not in ("against", "actions", "helpers", "mode")}
+    unknown = sorted(set(spec) - (COMMON_KEYS | set(SYSTEM_KEYS[campaign.system])))
+    if unknown:
+        raise InvalidInput(unknown[0], f"not a field of a {campaign.system} check")
+    assembled = by_the_rules(
+        assemble,
+        campaign.system,
+        character.traits if character else None,
+        spec,
+        campaign.options,
+        state,
+    )
+    chances = by_the_rules(systems.odds, campaign.system, assembled.check)
+    return {
+        "system": campaign.system,
+        "check": assembled.check,
+        "breakdown": assembled.breakdown,
+        "rules": assembled.rules,
+        "odds": chances,
+    }

@@ -1,0 +1,304 @@
+"""After-commit publishing of events to the live feed's audience groups.
+
+Every committed event is rendered by `rolls.reads.selectors.present_events` (the one place that
+decides who sees what) once per audience class, and sent to channel-layer groups so that a socket
+never receives content its member may not see:
+
+- an event everyone may see in full goes, once, to ``campaign.<id>.all`` (every socket);
+- otherwise the GM's rendering goes to ``campaign.<id>.gm``; the full event to
+  ``campaign.<id>.user.<uid>`` of each other member allowed to see it; and last the redacted stub
+  (which keeps the seq, so feeds stay gapless) to ``campaign.<id>.all``, naming the users who get
+  the full event. Sockets that got the full event drop the stub as a duplicate; one whose full
+  message was lost reads the event from the log rather than show the stub (rolls/live/consumers.py).
+
+Two groups per socket (all, and gm or user.<uid>): the in-memory layer's cost grows with them.
+
+Rendering happens in the committing thread (it reads the database); sending is handed to one
+publisher task on the server's event loop, in commit order, so a service never waits for a busy
+loop. Publishing is best effort: the database is the source of truth and consumers repair any gap
+from it (rolls/live/consumers.py), so a failure here is logged and never reaches the service's
+caller.
+
+Receiving: each process subscribes to a campaign's groups once (`Hub`), whatever the number of its
+sockets, and hands every message to the inboxes of the sockets in that group. The layer then
+carries and delivers one message per process instead of one per socket (the in-memory layer's
+cost per receive grows with the number of channels, so this matters with hundreds of sockets).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import random
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol
+
+from asgiref.sync import async_to_sync
+from channels.layers import BaseChannelLayer, get_channel_layer
+from django.conf import settings
+from redis.exceptions import MaxConnectionsError
+from redis.exceptions import TimeoutError as RedisTimeout
+
+from campaign.models import Event, Membership, Role
+from eventlog.stream import on_event_committed
+from rolls.reads.selectors import present_events
+
+logger = logging.getLogger("rolls.live")
+
+MESSAGE_TYPE = "feed.event"  # handled by LiveFeedConsumer.feed_event
+MEMBER_EVENTS = ("member.role_changed", "member.left")  # change what a socket may see
+
+
+def heartbeat_seconds() -> float:
+    """How often sockets and hubs check on the layer and the log (LIVE_HEARTBEAT_SECONDS)."""
+    value = getattr(settings, "LIVE_HEARTBEAT_SECONDS", None)
+    return float(value or os.environ.get("LIVE_HEARTBEAT_SECONDS") or 15)
+
+
+def group_all(campaign_id: int) -> str:
+    return f"campaign.{campaign_id}.all"
+
+
+def group_gm(campaign_id: int) -> str:
+    return f"campaign.{campaign_id}.gm"
+
+
+def group_user(campaign_id: int, user_id: int) -> str:
+    return f"campaign.{campaign_id}.user.{user_id}"
+
+
+def event_frame(shown: dict[str, Any]) -> str:
+    return json.dumps({"type": "event", "event": shown}, separators=(",", ":"))
+
+
+def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
+    """(group, message) pairs for one committed event, in the order they are to be sent.
+
+    `audience` tells the consumer whom the text was rendered for ("any", "gm" or "member"), so a
+    socket whose role changed meanwhile renders the event itself instead of using it.
+    """
+    cid = event.campaign_id
+    subject = event.payload.get("user_id") if event.type in MEMBER_EVENTS else None
+    base = {"type": MESSAGE_TYPE, "seq": event.seq, "event_type": event.type, "subject": subject}
+    members = Membership.objects.filter(campaign_id=cid)
+    if event.visibility == "public":
+        # The common case: rendered once, for a non-GM member when there is one.
+        sample = members.exclude(role=Role.GM).first() or members.first()
+        shown = present_events([event], sample)[0] if sample else None
+        if shown and not shown["redacted"]:
+            return [(group_all(cid), {**base, "audience": "any", "text": event_frame(shown)})]
+    memberships = list(members)
+    gms = [m for m in memberships if m.role == Role.GM]
+    others = [m for m in memberships if m.role != Role.GM]
+    pairs: list[tuple[str, dict[str, Any]]] = []
+    if gms:
+        [shown] = present_events([event], gms[0])
+        pairs.append((group_gm(cid), {**base, "audience": "gm", "text": event_frame(shown)}))
+    views = {m.user_id: present_events([event], m)[0] for m in others}
+    full_for = sorted(user_id for user_id, shown in views.items() if not shown["redacted"])
+    for user_id in full_for:
+        text = event_frame(views[user_id])
+        pairs.append((group_user(cid, user_id), {**base, "audience": "member", "text": text}))
+    stub = next((shown for shown in views.values() if shown["redacted"]), None)
+    if stub is not None:
+        text = event_frame(stub)
+        message = {**base, "audience": "member", "text": text, "full_for": full_for}
+        pairs.append((group_all(cid), message))
+    return pairs
+
+
+Pairs = list[tuple[str, dict[str, Any]]]
+
+
+async def _send(pairs: Pairs) -> None:
+    layer = get_channel_layer()
+    for group, message in pairs:
+        await layer.group_send(group, {**message, "group": group})  # the hubs route by it
+
+
+class _Publisher:
+    """The server loop's sending task; fed from the committing threads, drained in order."""
+
+    loop: asyncio.AbstractEventLoop | None = None
+    queue: asyncio.Queue[Pairs]
+    task: asyncio.Task | None = None
+
+    @classmethod
+    def bind(cls, loop: asyncio.AbstractEventLoop) -> None:
+        if cls.loop is not loop:
+            cls.loop, cls.queue = loop, asyncio.Queue()
+            cls.task = loop.create_task(cls.drain(cls.queue))
+
+    @staticmethod
+    async def drain(queue: asyncio.Queue[Pairs]) -> None:
+        while True:
+            pairs = await queue.get()
+            try:
+                await _send(pairs)
+            except Exception as error:
+                _not_published(pairs[0][1]["seq"], error)
+
+    @classmethod
+    def submit(cls, pairs: Pairs) -> bool:
+        loop = cls.loop
+        if loop is None or not loop.is_running():
+            return False
+        loop.call_soon_threadsafe(cls.queue.put_nowait, pairs)
+        return True
+
+
+def serving(application: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+    """Wrap the ASGI application: the loop that serves it publishes the live feed."""
+
+    async def app(scope, receive, send):
+        _Publisher.bind(asyncio.get_running_loop())
+        return await application(scope, receive, send)
+
+    return app
+
+
+def _not_published(seq: int, error: Exception) -> None:
+    logger.warning("live feed: seq %s not published (%s); sockets repair from the log", seq, error)
+
+
+def publish(event: Event) -> None:
+    """The `on_event_committed` listener: runs after the service's transaction commits."""
+    try:
+        pairs = messages_for(event)
+        if pairs and not _Publisher.submit(pairs):
+            async_to_sync(_send)(pairs)  # no server loop here (a command, a test): send now
+    except Exception as error:  # the sockets repair from the log; the service has succeeded
+        _not_published(event.seq, error)
+
+
+on_event_committed(publish)
+
+
+# --- receiving -------------------------------------------------------------------------------
+
+
+class Subscriber(Protocol):
+    inbox: asyncio.Queue[dict[str, Any]]
+
+    async def recover(self) -> None:
+        """Catch up from the log: the layer was down, messages may have been lost."""
+
+
+class Hub:
+    """One process's subscription to one campaign's groups, shared by its sockets."""
+
+    _hubs: dict[tuple[asyncio.AbstractEventLoop, int], Hub] = {}
+
+    def __init__(self, layer: BaseChannelLayer, key: tuple[asyncio.AbstractEventLoop, int]):
+        self.layer, self.key = layer, key
+        self.channel = ""
+        self.groups_of: dict[Subscriber, frozenset[str]] = {}
+        self.added: set[str] = set()  # groups the layer has our channel in, as far as we know
+        self.lock = asyncio.Lock()
+        self.tasks: list[asyncio.Task] = []
+        self.down = False
+
+    @classmethod
+    def of(cls, layer: BaseChannelLayer, campaign_id: int) -> Hub:
+        key = (asyncio.get_running_loop(), campaign_id)
+        hub = cls._hubs.get(key)
+        if hub is None or hub.layer is not layer:
+            hub = cls._hubs[key] = cls(layer, key)
+        return hub
+
+    async def subscribe(self, subscriber: Subscriber, groups: Iterable[str]) -> None:
+        """Hand these groups' messages to the subscriber (instead of what it had). Raises if the
+        layer refuses a new group; the hub keeps trying (`_refresh`)."""
+        async with self.lock:
+            if not self.tasks:  # new, or closed by its last socket while this one arrived
+                self.channel = self.channel or await self.layer.new_channel()
+                self.tasks = [
+                    asyncio.create_task(self._receive()),
+                    asyncio.create_task(self._refresh()),
+                ]
+                self._hubs.setdefault(self.key, self)
+            self.groups_of[subscriber] = frozenset(groups)
+            await self._sync()
+
+    async def leave(self, subscriber: Subscriber) -> None:
+        async with self.lock:
+            self.groups_of.pop(subscriber, None)
+            if not self.groups_of:  # the last socket: the hub goes
+                for task in self.tasks:
+                    task.cancel()
+                self.tasks = []
+                if self._hubs.get(self.key) is self:
+                    del self._hubs[self.key]
+            with contextlib.suppress(Exception):  # the layer is down: memberships expire
+                await self._sync()
+
+    async def _sync(self, again: bool = False) -> None:
+        wanted = frozenset().union(*self.groups_of.values())
+        for group in self.added - wanted:
+            self.added.discard(group)
+            await self.layer.group_discard(group, self.channel)
+        for group in wanted if again else wanted - self.added:
+            await self.layer.group_add(group, self.channel)
+            self.added.add(group)
+
+    def _route(self, message: dict[str, Any]) -> None:
+        group = message.get("group")
+        for subscriber, groups in self.groups_of.items():
+            if group in groups:
+                with contextlib.suppress(asyncio.QueueFull):  # that socket repairs from the log
+                    subscriber.inbox.put_nowait(message)
+
+    async def _receive(self) -> None:
+        delay = 0.2
+        while True:
+            try:
+                message = await self.layer.receive(self.channel)
+            except RedisTimeout:
+                # redis-py >= 8 gives up on channels_redis's 5 s BZPOPMIN (channels_redis#422)
+                # unless socket_timeout is raised: an idle wait, not an outage. A message popped
+                # in that instant is lost, and repaired from the log like any other.
+                continue
+            except Exception as error:
+                if not self.down and not isinstance(error, MaxConnectionsError):
+                    logger.warning("live feed: channel layer unavailable: %s", error)
+                    self.down = True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+                await self._rejoin()
+                continue
+            delay = 0.2
+            try:
+                self._route(message)
+            except Exception:  # a bad message must not stop the process's feed
+                logger.exception("live feed: could not route %r", message.get("type"))
+
+    async def _rejoin(self) -> None:
+        """Put our channel back in every group (a restarted Redis has none); after an outage,
+        have every socket catch up from the log."""
+        try:
+            async with self.lock:
+                await self._sync(again=True)
+        except Exception:
+            return  # still down
+        if self.down:
+            self.down = False
+            logger.warning("live feed: channel layer back; sockets catch up from the log")
+            for subscriber in list(self.groups_of):
+                _spawn(subscriber.recover())
+
+    async def _refresh(self) -> None:
+        while True:  # also renews the groups' expiry, and retries a group the layer refused
+            await asyncio.sleep(heartbeat_seconds() * random.uniform(0.75, 1.25))
+            await self._rejoin()
+
+
+_tasks: set[asyncio.Task] = set()
+
+
+def _spawn(coroutine: Awaitable[None]) -> None:
+    task = asyncio.ensure_future(coroutine)
+    _tasks.add(task)  # keep a reference until it is done
+    task.add_done_callback(_tasks.discard)

@@ -1,0 +1,508 @@
+"""The live feed of one campaign over a WebSocket (protocol: docs/websocket.md).
+
+A socket first receives every event after the client's `after` from the database, then live
+events, in seq order, each once. Live messages come from `rolls.live.broadcast` through the channel
+layer (one subscription per process and campaign, `Hub`, which fills each socket's inbox). Messages
+may be lost on the way (channels_redis drops them silently when a channel is full, and loses
+everything while Redis restarts): a message whose seq skips ahead makes the consumer read the
+missing range from the database first, a periodic heartbeat (and the client's ping) catch up a
+missing tail, and after a layer outage every socket catches up from the log.
+
+Commands go through the same services as the REST API; their errors come back as error frames
+and the socket stays open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.consumer import get_handler_name
+from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
+from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
+from channels.utils import await_many_dispatch
+
+from campaign.access import membership_of
+from campaign.errors import DomainError, InvalidInput
+from campaign.models import Campaign, Membership, Role
+from rolls.checks import calls, followups, services
+from rolls.live.broadcast import (
+    MEMBER_EVENTS,
+    Hub,
+    group_all,
+    group_gm,
+    group_user,
+    heartbeat_seconds,
+)
+from rolls.live.presence import presence_for
+from rolls.reads.selectors import events_for
+
+logger = logging.getLogger("rolls.live")
+
+CLOSE_NOT_AUTHENTICATED = 4401
+CLOSE_NOT_A_MEMBER = 4403  # also: no such campaign (a non-member learns nothing)
+PAGE = 200  # events per catch-up frame
+MAX_FETCH = 1000  # events per fetch request
+MAX_FRAME = 64 * 1024  # characters per client frame
+MAX_REF = 100
+RECOVERING_AT_ONCE = 16  # sockets of one process catching up after an outage at the same time
+INBOX = 1000  # live messages waiting for a socket; beyond, they are dropped and read from the log
+
+
+def _whole(frame: dict[str, Any], key: str, minimum: int = 0) -> int:
+    value = frame.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise InvalidInput(key, f"must be a whole number of at least {minimum}")
+    return value
+
+
+def _object(frame: dict[str, Any], key: str) -> dict[str, Any]:
+    value = frame.get(key)
+    if not isinstance(value, dict):
+        raise InvalidInput(key, "must be a JSON object")
+    return value
+
+
+_recovering: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+def _recovery_slot() -> asyncio.Semaphore:
+    """Bounds the herd of sockets catching up after an outage (the database, redis-py's pool)."""
+    loop = asyncio.get_running_loop()
+    return _recovering.setdefault(loop, asyncio.Semaphore(RECOVERING_AT_ONCE))
+
+
+_heads: dict[int, tuple[float, int]] = {}  # campaign -> (when read, head seq), for heartbeats
+
+
+class LiveFeedConsumer(AsyncWebsocketConsumer):
+    campaign_id: int
+    membership: Membership | None = None
+    last_sent = 0  # every seq up to this one has been sent to the client
+    closed = False
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def __call__(self, scope, receive, send) -> None:
+        # Live messages come from this process's hub for the campaign, not from a channel of the
+        # socket's own: the layer delivers each message once per process (rolls/live/broadcast.py).
+        self.scope = scope
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.channel_name = await self.channel_layer.new_channel()  # the socket's id in presence
+        self.base_send = send
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=INBOX)
+        self.hub: Hub | None = None
+        self._lock = asyncio.Lock()  # event delivery: catch-up, live, repair, one at a time
+        self._send_lock = asyncio.Lock()
+        self._heartbeat: asyncio.Task | None = None
+        self._last_presence: list[dict[str, Any]] | None = None
+        try:
+            with contextlib.suppress(StopConsumer):
+                await await_many_dispatch([receive, self.inbox.get], self.dispatch)
+        finally:  # however it ends: no heartbeat, subscription or presence outlives the socket
+            await self._leave()
+
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        # Unlike channels' dispatch, no close_old_connections per message: every database call
+        # here goes through database_sync_to_async, which does it, and live messages touch none.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            logger.error("live feed: no handler for %r", message.get("type"))
+            return
+        await handler(message)
+
+    async def websocket_connect(self, message: dict[str, Any]) -> None:
+        # Accept first, so that a refusal can carry its close code to the client.
+        await self.accept()
+        self.user = self.scope.get("user")
+        if self.user is None or not self.user.is_authenticated:
+            await self._close(CLOSE_NOT_AUTHENTICATED)
+            return
+        self.campaign_id = self.scope["url_route"]["kwargs"]["campaign_id"]
+        self.membership = await database_sync_to_async(membership_of)(self.campaign_id, self.user)
+        if self.membership is None:
+            await self._close(CLOSE_NOT_A_MEMBER)
+            return
+        # Subscribe before reading the log: what commits after the read arrives live.
+        self.hub = Hub.of(self.channel_layer, self.campaign_id)
+        await self._subscribe()
+        with contextlib.suppress(Exception):  # presence waits for the layer
+            await self._announce(joined=True)
+        self._heartbeat = asyncio.create_task(self._beat())
+        after, problem = self._after_from_query()
+        async with self._lock:
+            head = await self._head()
+            if problem is None and after is not None and after > head:
+                problem = InvalidInput("after", f"is ahead of this campaign's log (head {head})")
+            self.last_sent = head if problem or after is None else after
+            if problem:
+                await self._error(None, problem)
+            await self._send_from_db(until=head)
+            await self._send_json({"type": "caught_up", "head": self.last_sent})
+        if self._is_gm:
+            await self._send_presence()
+
+    async def websocket_disconnect(self, message: dict[str, Any]) -> None:
+        raise StopConsumer()
+
+    async def _leave(self) -> None:
+        self.closed = True
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        if self.hub is None:
+            return
+        await self.hub.leave(self)
+        try:
+            await self._announce(joined=False)
+        except Exception as error:  # the layer is down: the presence entry expires
+            logger.info("live feed: could not leave presence: %s", error)
+
+    async def _subscribe(self) -> None:
+        cid = self.campaign_id
+        groups = [group_all(cid), group_gm(cid) if self._is_gm else group_user(cid, self.user.pk)]
+        try:
+            await self.hub.subscribe(self, groups)
+        except Exception as error:  # the layer is down: the hub retries; the log covers the gap
+            logger.info("live feed: subscription pending: %s", error)
+
+    async def recover(self) -> None:
+        """After a layer outage (the hub calls this): presence again, and catch up from the log."""
+        async with _recovery_slot():
+            with contextlib.suppress(Exception):
+                await self._announce(joined=True)
+            try:
+                await self._catch_up()
+            except Exception:
+                logger.warning(
+                    "live feed: catching up failed; the heartbeat retries", exc_info=True
+                )
+
+    async def _beat(self) -> None:
+        interval = heartbeat_seconds()
+        head_before = None
+        while not self.closed:
+            # Jittered, so that sockets opened together (after a restart) do not beat together.
+            await asyncio.sleep(interval * random.uniform(0.75, 1.25))
+            try:
+                await presence_for(self.channel_layer).join(
+                    self.campaign_id, self.user.pk, self.channel_name, ttl=3 * interval
+                )
+            except Exception as error:
+                logger.info("live feed: heartbeat could not reach the layer: %s", error)
+            try:
+                # What was committed a heartbeat ago and is still missing was lost: catch up to
+                # there. Newer events may just be on their way, under load; they are not re-read.
+                if head_before is not None and head_before > self.last_sent:
+                    await self._catch_up(until=head_before)
+                head_before = await self._head(max_age=1.0)
+                if self._is_gm:
+                    await self._send_presence(only_if_changed=True)
+            except Exception:
+                logger.warning("live feed: heartbeat failed", exc_info=True)
+
+    # --- delivery --------------------------------------------------------------------------
+
+    async def feed_event(self, message: dict[str, Any]) -> None:
+        """A live event from `rolls.live.broadcast`, rendered for an audience this socket is in."""
+        seq = message["seq"]
+        async with self._lock:
+            if self.closed or seq <= self.last_sent:
+                return  # already sent: from the log during catch-up, or a duplicate
+            if seq > self.last_sent + 1:  # the layer lost something: fill from the log first
+                await self._send_from_db(until=seq - 1)
+                if self.closed or self.last_sent != seq - 1:
+                    return
+            if not self._renders_for_me(message):
+                await self._send_from_db(until=seq)
+                return
+            await self._send_text(message["text"])
+            self.last_sent = seq
+            if message["event_type"] in MEMBER_EVENTS and message["subject"] == self.user.pk:
+                await self._membership_changed()
+
+    def _renders_for_me(self, message: dict[str, Any]) -> bool:
+        audience = message["audience"]
+        if audience == "any":
+            return True
+        if self._is_gm:  # a GM seeing a stub: the GM's own rendering was lost
+            return audience == "gm"
+        # A stub naming us among those who get the full event: the full one was lost.
+        return audience == "member" and self.user.pk not in message.get("full_for", ())
+
+    async def _send_from_db(self, until: int, start: int | None = None) -> None:
+        """Send (start or last_sent, until] from the log as this member may see it, in pages."""
+        after = self.last_sent if start is None else start
+        while after < until and not self.closed:
+            page = await database_sync_to_async(events_for)(
+                membership=self.membership, after=after, until=until, limit=PAGE
+            )
+            if not page:
+                return
+            # A page is rendered for one membership: stop after a change of ours, re-read it.
+            cut = next((i for i, shown in enumerate(page) if self._about_me(shown)), None)
+            batch = page if cut is None else page[: cut + 1]
+            await self._send_json({"type": "events", "events": batch})
+            after = batch[-1]["seq"]
+            self.last_sent = max(self.last_sent, after)
+            if cut is not None:
+                await self._membership_changed()
+
+    def _about_me(self, shown: dict[str, Any]) -> bool:
+        return (
+            shown["type"] in MEMBER_EVENTS
+            and not shown["redacted"]
+            and shown["payload"].get("user_id") == self.user.pk
+        )
+
+    async def _membership_changed(self) -> None:
+        self.membership = await database_sync_to_async(membership_of)(self.campaign_id, self.user)
+        if self.membership is None:
+            await self._close(CLOSE_NOT_A_MEMBER)
+            return
+        await self._subscribe()
+
+    async def _catch_up(self, until: int | None = None) -> None:
+        async with self._lock:
+            if self.membership is None or self.closed:
+                return
+            await self._send_from_db(until=until if until is not None else await self._head())
+
+    async def _head(self, max_age: float = 0.0) -> int:
+        """The campaign's last seq; the heartbeats of one process share a recent reading."""
+        read_at, head = _heads.get(self.campaign_id, (0.0, 0))
+        if time.monotonic() - read_at > max_age:
+            head = await database_sync_to_async(_head_seq)(self.campaign_id)
+            _heads[self.campaign_id] = (time.monotonic(), head)
+        return head
+
+    # --- presence --------------------------------------------------------------------------
+
+    async def _announce(self, joined: bool) -> None:
+        presence = presence_for(self.channel_layer)
+        if joined:
+            ttl = 3 * heartbeat_seconds()
+            await presence.join(self.campaign_id, self.user.pk, self.channel_name, ttl=ttl)
+        else:
+            await presence.leave(self.campaign_id, self.channel_name)
+        group = group_gm(self.campaign_id)
+        await self.channel_layer.group_send(group, {"type": "presence.changed", "group": group})
+
+    async def presence_changed(self, message: dict[str, Any]) -> None:
+        if self._is_gm and not self.closed:
+            await self._send_presence(only_if_changed=True)
+
+    async def _send_presence(self, only_if_changed: bool = False) -> None:
+        try:
+            online = await presence_for(self.channel_layer).online(self.campaign_id)
+        except Exception as error:  # the layer is down: presence waits for it
+            logger.info("live feed: presence unavailable: %s", error)
+            return
+        members = await database_sync_to_async(_describe)(self.campaign_id, online)
+        if only_if_changed and members == self._last_presence:
+            return
+        self._last_presence = members
+        await self._send_json({"type": "presence", "members": members})
+
+    # --- client frames ---------------------------------------------------------------------
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.membership is None or self.closed:
+            return
+        ref = None
+        try:
+            if text_data is None:
+                raise InvalidInput("frame", "send JSON text frames, not binary ones")
+            if len(text_data) > MAX_FRAME:
+                raise InvalidInput("frame", f"frames are limited to {MAX_FRAME} characters")
+            try:
+                frame = json.loads(text_data)
+            except ValueError:
+                raise InvalidInput("frame", "not valid JSON") from None
+            if not isinstance(frame, dict):
+                raise InvalidInput("frame", "expected a JSON object")
+            ref = frame.get("ref")
+            if not (ref is None or isinstance(ref, int | str)) or len(str(ref)) > MAX_REF:
+                ref = None
+                raise InvalidInput("ref", f"must be a string or number of at most {MAX_REF}")
+            kind = frame.get("type")
+            command = self.COMMANDS.get(kind) if isinstance(kind, str) else None
+            if command is None:
+                raise InvalidInput("type", f"unknown frame type; one of {', '.join(self.COMMANDS)}")
+            data = await command(self, frame)
+        except DomainError as error:
+            await self._error(ref, error)
+        except Exception:
+            logger.exception("live feed: command failed")
+            await self._send_json(
+                {
+                    "type": "error",
+                    "ref": ref,
+                    "field": None,
+                    "message": "the server failed to handle this frame",
+                    "code": "server_error",
+                }
+            )
+        else:
+            if data is not None:
+                await self._send_json({"type": "result", "ref": ref, "data": data})
+
+    async def _ping(self, frame: dict[str, Any]) -> None:
+        await self._catch_up()
+        await self._send_json({"type": "pong", "ref": frame.get("ref"), "head": self.last_sent})
+
+    async def _resume(self, frame: dict[str, Any]) -> None:
+        after = _whole(frame, "after")
+        async with self._lock:
+            head = await self._head()
+            if after > head:
+                raise InvalidInput("after", f"is ahead of this campaign's log (head {head})")
+            await self._send_from_db(until=max(head, self.last_sent), start=after)
+            await self._send_json({"type": "caught_up", "head": self.last_sent})
+
+    async def _fetch(self, frame: dict[str, Any]) -> dict[str, int]:
+        first, last = _whole(frame, "from", minimum=1), _whole(frame, "to", minimum=1)
+        if last < first:
+            raise InvalidInput("to", "must not be before from")
+        if last - first >= MAX_FETCH:
+            raise InvalidInput("to", f"fetch at most {MAX_FETCH} events at a time")
+        async with self._lock:
+            last = min(last, await self._head())
+            await self._send_from_db(until=last, start=first - 1)
+        return {"from": first, "to": last}
+
+    async def _roll(self, frame: dict[str, Any]) -> dict[str, Any]:
+        check = await self._service(services.check_roll, request=_object(frame, "request"))
+        return {"seq": check.seq}  # only the seq: a blind roll's roller may not see the result
+
+    async def _dramatic_failure(self, frame: dict[str, Any]) -> dict[str, Any]:
+        seq = _whole(frame, "seq", minimum=1)
+        check = await self._service(followups.take_dramatic_failure, seq=seq)
+        return {"check": check.seq}
+
+    async def _fortune(self, frame: dict[str, Any]) -> dict[str, Any]:
+        seq = _whole(frame, "seq", minimum=1)
+        check = await self._service(
+            followups.spend_fortune, seq=seq, die=frame.get("die"), value=frame.get("value")
+        )
+        return {"check": check.seq}
+
+    async def _extra_nice(self, frame: dict[str, Any]) -> dict[str, Any]:
+        seq = _whole(frame, "seq", minimum=1)
+        check = await self._service(followups.take_extra_nice, seq=seq, count=frame.get("count"))
+        return {"check": check.seq}
+
+    async def _reveal(self, frame: dict[str, Any]) -> dict[str, Any]:
+        seq = _whole(frame, "seq", minimum=1)
+        check = await self._service(services.reveal_check, seq=seq)
+        return {"check": check.seq}
+
+    async def _call(self, frame: dict[str, Any]) -> dict[str, Any]:
+        call = await self._service(
+            calls.call_for_check,
+            character_ids=frame.get("characters"),
+            request=_object(frame, "request"),
+        )
+        return {"call": str(call.pk), "seq": call.seq}
+
+    async def _close_call(self, frame: dict[str, Any]) -> dict[str, Any]:
+        call_id = frame.get("call")
+        if not isinstance(call_id, str):
+            raise InvalidInput("call", "name the call by its id")
+        await self._service(calls.close_call, call_id=call_id)
+        return {"call": call_id}
+
+    async def _odds(self, frame: dict[str, Any]) -> dict[str, Any]:
+        return await self._service(services.preview_odds, request=_object(frame, "request"))
+
+    COMMANDS: dict[str, Callable[[LiveFeedConsumer, dict[str, Any]], Awaitable[Any]]] = {
+        "ping": _ping,
+        "resume": _resume,
+        "fetch": _fetch,
+        "roll": _roll,
+        "dramatic_failure": _dramatic_failure,
+        "fortune": _fortune,
+        "extra_nice": _extra_nice,
+        "reveal": _reveal,
+        "call": _call,
+        "close_call": _close_call,
+        "odds": _odds,
+    }
+
+    async def _service(self, service: Callable[..., Any], **kwargs: Any) -> Any:
+        def run() -> Any:
+            campaign = Campaign.objects.get(pk=self.campaign_id)
+            return service(campaign=campaign, actor=self.user, **kwargs)
+
+        return await database_sync_to_async(run)()
+
+    # --- sending ---------------------------------------------------------------------------
+
+    @property
+    def _is_gm(self) -> bool:
+        return self.membership is not None and self.membership.role == Role.GM
+
+    def _after_from_query(self) -> tuple[int | None, InvalidInput | None]:
+        values = parse_qs(self.scope.get("query_string", b"").decode("latin1")).get("after")
+        if not values:
+            return None, None
+        if not values[-1].isdigit():
+            return None, InvalidInput("after", "must be the last seq you have seen (0 or more)")
+        return int(values[-1]), None
+
+    async def _error(self, ref: Any, error: DomainError) -> None:
+        await self._send_json(
+            {
+                "type": "error",
+                "ref": ref,
+                "field": error.field,
+                "message": error.message,
+                "code": error.code,
+            }
+        )
+
+    async def _send_json(self, content: dict[str, Any]) -> None:
+        await self._send_text(json.dumps(content, separators=(",", ":")))
+
+    async def _send_text(self, text: str) -> None:
+        async with self._send_lock:
+            if self.closed:
+                return
+            try:
+                await self.send(text_data=text)
+            except OSError:  # the client has gone (uvicorn's ClientDisconnected): stop sending
+                self.closed = True
+
+    async def _close(self, code: int) -> None:
+        async with self._send_lock:
+            if not self.closed:
+                self.closed = True
+                await self.close(code)
+
+
+def _head_seq(campaign_id: int) -> int:
+    return Campaign.objects.filter(pk=campaign_id).values_list("head_seq", flat=True).first() or 0
+
+
+def _describe(campaign_id: int, online: dict[int, int]) -> list[dict[str, Any]]:
+    members = Membership.objects.filter(campaign_id=campaign_id, user_id__in=list(online))
+    return sorted(
+        (
+            {
+                "user_id": m.user_id,
+                "username": m.user.get_username(),
+                "role": m.role,
+                "connections": online[m.user_id],
+            }
+            for m in members.select_related("user")
+        ),
+        key=lambda member: member["username"],
+    )

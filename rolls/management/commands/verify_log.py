@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from rolls.trust.logcheck import verify_campaigns
+
+
+class Command(BaseCommand):
+    help = (
+        "Verify every campaign's event log: gapless seq, hash chain, session seeds against their "
+        "commitments, every server roll's faces against its seed, every outcome against its "
+        "faces. Names each bad event and what does not match."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", type=int, action="append", help="only these campaigns")
+
+    def handle(self, *args, campaign=None, **options):
+        report = verify_campaigns(campaign_ids=campaign, progress_stream=self.stderr._out)
+        for line in report.lines:
+            self.stdout.write(line)
+        if report.problems:
+            raise CommandError(
+                f"{report.failed_campaigns} campaign(s) failed verification "
+                f"({len(report.problems)} problem(s))"
+            )
+        self.stdout.write(self.style.SUCCESS(f"OK: {report.events:,} events verify"))

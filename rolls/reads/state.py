@@ -1,0 +1,63 @@
+"""The rule-state panels: resources and what the stateful rules have used up, per member."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Session
+from rolls.models import Check, RuleUse, TaskAttempts
+from rolls.reads.selectors import check_visible, resources_for
+
+
+def rule_state_for(campaign: Campaign, membership: Membership) -> dict[str, Any]:
+    """Beats, Fortune, free botches, intentional dramatic failures and retries as they stand.
+
+    A player learns nothing here that the rolls they may see do not already tell: allowances
+    used by hidden rolls (a free botch on a blind roll) are left out until the roll is revealed.
+    """
+    session, chapter, scene = (
+        Session.open_in(campaign),
+        Chapter.open_in(campaign),
+        Scene.open_in(campaign),
+    )
+    periods = [p.pk for p in (session, chapter, scene) if p is not None]
+    uses = list(RuleUse.objects.filter(campaign=campaign, period_id__in=periods))
+    if membership.role != Role.GM:
+        checks = Check.objects.filter(campaign=campaign, seq__in=[u.check_seq for u in uses])
+        visible = {c.seq for c in checks if check_visible(c, membership)}
+        uses = [u for u in uses if u.check_seq in visible]
+    retries = []
+    if membership.role == Role.GM:
+        retries = [
+            {"character": str(t.character_id), "task": t.task, "failures": t.failures}
+            for t in TaskAttempts.objects.filter(campaign=campaign).order_by("task")
+        ]
+    characters = []
+    sheet_rows = list(Character.objects.filter(campaign=campaign))
+    resources = resources_for(membership, sheet_rows)
+    for character in sheet_rows:
+        mine = [u for u in uses if u.character_id == character.pk]
+        characters.append(
+            {
+                "id": str(character.pk),
+                "name": character.name,
+                "owner_id": character.owner_id,
+                "resources": resources[str(character.pk)],
+                "free_botch_used": any(u.rule == "free_botch" for u in mine),
+                "dramatic_failure_used": any(
+                    u.rule == "intentional_dramatic_failure" for u in mine
+                ),
+            }
+        )
+    return {
+        "system": campaign.system,
+        "options": campaign.options,
+        "session": session.number if session else None,
+        "chapter": chapter.number if chapter else None,
+        "scene": scene.number if scene else None,
+        "table_free_botch_used": any(
+            u.rule == "free_botch" and u.character_id is None for u in uses
+        ),
+        "characters": characters,
+        "retries": retries,
+    }
