@@ -6,8 +6,10 @@ WORKDIR /app
 
 COPY pyproject.toml README.md ./
 COPY config ./config
+COPY eventlog ./eventlog
 COPY campaign ./campaign
 COPY rolls ./rolls
+COPY pages ./pages
 RUN pip install --no-cache-dir .
 COPY . .
 RUN DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput \
