@@ -3,12 +3,28 @@
 from __future__ import annotations
 
 from campaign.models import Campaign, Chapter, Character, Event, Membership, Scene, Session
+from eventlog.event_types import (
+    CAMPAIGN_CREATED,
+    CAMPAIGN_OPTIONS_CHANGED,
+    CAMPAIGN_RENAMED,
+    CHAPTER_ENDED,
+    CHAPTER_STARTED,
+    CHARACTER_CHANGED,
+    CHARACTER_CREATED,
+    MEMBER_JOINED,
+    MEMBER_LEFT,
+    MEMBER_ROLE_CHANGED,
+    SCENE_ENDED,
+    SCENE_STARTED,
+    SESSION_ENDED,
+    SESSION_STARTED,
+)
 from eventlog.projections import projects, register_read_models
 
 register_read_models(Membership, Character, Chapter, Session, Scene)
 
 
-@projects("campaign.created")
+@projects(CAMPAIGN_CREATED)
 def _campaign_created(event: Event) -> None:
     data = event.payload
     Campaign.objects.filter(pk=event.campaign_id).update(
@@ -16,17 +32,17 @@ def _campaign_created(event: Event) -> None:
     )
 
 
-@projects("campaign.options_changed")
+@projects(CAMPAIGN_OPTIONS_CHANGED)
 def _options_changed(event: Event) -> None:
     Campaign.objects.filter(pk=event.campaign_id).update(options=event.payload["options"])
 
 
-@projects("campaign.renamed")
+@projects(CAMPAIGN_RENAMED)
 def _renamed(event: Event) -> None:
     Campaign.objects.filter(pk=event.campaign_id).update(name=event.payload["name"])
 
 
-@projects("member.joined")
+@projects(MEMBER_JOINED)
 def _member_joined(event: Event) -> None:
     Membership.objects.create(
         campaign_id=event.campaign_id,
@@ -36,21 +52,21 @@ def _member_joined(event: Event) -> None:
     )
 
 
-@projects("member.role_changed")
+@projects(MEMBER_ROLE_CHANGED)
 def _member_role_changed(event: Event) -> None:
     Membership.objects.filter(
         campaign_id=event.campaign_id, user_id=event.payload["user_id"]
     ).update(role=event.payload["role"])
 
 
-@projects("member.left")
+@projects(MEMBER_LEFT)
 def _member_left(event: Event) -> None:
     Membership.objects.filter(
         campaign_id=event.campaign_id, user_id=event.payload["user_id"]
     ).delete()
 
 
-@projects("character.created")
+@projects(CHARACTER_CREATED)
 def _character_created(event: Event) -> None:
     data = event.payload
     Character.objects.create(
@@ -65,7 +81,7 @@ def _character_created(event: Event) -> None:
     )
 
 
-@projects("character.changed")
+@projects(CHARACTER_CHANGED)
 def _character_changed(event: Event) -> None:
     data = event.payload
     fields = {key: data[key] for key in ("name", "owner_id", "traits", "resources") if key in data}
@@ -89,31 +105,31 @@ def _period_ended(model: type[Chapter] | type[Session] | type[Scene], event: Eve
     )
 
 
-@projects("chapter.started")
+@projects(CHAPTER_STARTED)
 def _chapter_started(event: Event) -> None:
     _period_started(Chapter, event)
 
 
-@projects("chapter.ended")
+@projects(CHAPTER_ENDED)
 def _chapter_ended(event: Event) -> None:
     _period_ended(Chapter, event)
 
 
-@projects("session.started")
+@projects(SESSION_STARTED)
 def _session_started(event: Event) -> None:
     _period_started(Session, event)
 
 
-@projects("session.ended")
+@projects(SESSION_ENDED)
 def _session_ended(event: Event) -> None:
     _period_ended(Session, event)
 
 
-@projects("scene.started")
+@projects(SCENE_STARTED)
 def _scene_started(event: Event) -> None:
     _period_started(Scene, event)
 
 
-@projects("scene.ended")
+@projects(SCENE_ENDED)
 def _scene_ended(event: Event) -> None:
     _period_ended(Scene, event)

@@ -27,6 +27,22 @@ from campaign.models import (
     SessionSecret,
     new_invite_code,
 )
+from eventlog.event_types import (
+    CAMPAIGN_CREATED,
+    CAMPAIGN_OPTIONS_CHANGED,
+    CAMPAIGN_RENAMED,
+    CHAPTER_ENDED,
+    CHAPTER_STARTED,
+    CHARACTER_CHANGED,
+    CHARACTER_CREATED,
+    MEMBER_JOINED,
+    MEMBER_LEFT,
+    MEMBER_ROLE_CHANGED,
+    SCENE_ENDED,
+    SCENE_STARTED,
+    SESSION_ENDED,
+    SESSION_STARTED,
+)
 from eventlog.stream import append_event, lock_stream
 from rolls.systems import SYSTEM_IDS
 from rolls.systems.options import validate_options
@@ -61,13 +77,13 @@ def create_campaign(
     lock_stream(campaign.pk)
     append_event(
         campaign=campaign,
-        type="campaign.created",
+        type=CAMPAIGN_CREATED,
         payload={"name": name, "system": system, "options": clean_options},
         actor_id=created_by.pk,
     )
     append_event(
         campaign=campaign,
-        type="member.joined",
+        type=MEMBER_JOINED,
         payload={"user_id": created_by.pk, "username": created_by.get_username(), "role": Role.GM},
         actor_id=created_by.pk,
     )
@@ -82,7 +98,7 @@ def change_options(*, campaign: Campaign, actor: AbstractBaseUser, changes: dict
     if options != campaign.options:
         append_event(
             campaign=campaign,
-            type="campaign.options_changed",
+            type=CAMPAIGN_OPTIONS_CHANGED,
             payload={"options": options, "changes": changes},
             actor_id=actor.pk,
         )
@@ -97,7 +113,7 @@ def rename_campaign(*, campaign: Campaign, actor: AbstractBaseUser, name: str) -
     campaign = lock_stream(campaign.pk)
     if name != campaign.name:
         append_event(
-            campaign=campaign, type="campaign.renamed", payload={"name": name}, actor_id=actor.pk
+            campaign=campaign, type=CAMPAIGN_RENAMED, payload={"name": name}, actor_id=actor.pk
         )
         campaign.name = name
     return campaign
@@ -125,7 +141,7 @@ def join_campaign(*, invite_code: str, user: AbstractBaseUser) -> Membership:
         return existing
     append_event(
         campaign=campaign,
-        type="member.joined",
+        type=MEMBER_JOINED,
         payload={"user_id": user.pk, "username": user.get_username(), "role": Role.PLAYER},
         actor_id=user.pk,
     )
@@ -152,7 +168,7 @@ def change_role(
     if membership.role != role:
         append_event(
             campaign=campaign,
-            type="member.role_changed",
+            type=MEMBER_ROLE_CHANGED,
             payload={"user_id": user_id, "role": role},
             actor_id=actor.pk,
         )
@@ -173,7 +189,7 @@ def leave_campaign(*, campaign: Campaign, actor: AbstractBaseUser, user_id: int)
     if membership.role == Role.GM and _gm_count(campaign) == 1:
         raise Conflict("user_id", "the campaign's last game master cannot leave")
     append_event(
-        campaign=campaign, type="member.left", payload={"user_id": user_id}, actor_id=actor.pk
+        campaign=campaign, type=MEMBER_LEFT, payload={"user_id": user_id}, actor_id=actor.pk
     )
 
 
@@ -215,7 +231,7 @@ def create_character(
     character_id = uuid.uuid4()
     append_event(
         campaign=campaign,
-        type="character.created",
+        type=CHARACTER_CREATED,
         payload={
             "character_id": str(character_id),
             "owner_id": owner_id,
@@ -263,13 +279,21 @@ def change_character(
     if changes:
         append_event(
             campaign=campaign,
-            type="character.changed",
+            type=CHARACTER_CHANGED,
             payload={"character_id": str(character.pk), **changes},
             actor_id=actor.pk,
             character_id=character.pk,
         )
         character.refresh_from_db()
     return character
+
+
+# Each period's (started, ended) event types.
+PERIOD_EVENTS = {
+    Chapter: (CHAPTER_STARTED, CHAPTER_ENDED),
+    Session: (SESSION_STARTED, SESSION_ENDED),
+    Scene: (SCENE_STARTED, SCENE_ENDED),
+}
 
 
 def _start_period(
@@ -296,7 +320,7 @@ def _start_period(
         payload["seed_commitment"] = hashlib.sha256(seed).hexdigest()
     append_event(
         campaign=campaign,
-        type=f"{kind}.started",
+        type=PERIOD_EVENTS[model][0],
         payload=payload,
         actor_id=actor.pk,
         **{f"{kind}_id": period_id},
@@ -323,7 +347,7 @@ def _end_period(
         payload["final_seq"], payload["final_hash"] = campaign.head_seq, campaign.head_hash
     append_event(
         campaign=campaign,
-        type=f"{kind}.ended",
+        type=PERIOD_EVENTS[model][1],
         payload=payload,
         actor_id=actor.pk,
         **{f"{kind}_id": current.pk},

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from campaign.models import Campaign, Event
 from eventlog import projections
-from eventlog.chain import event_hash, timestamp
+from eventlog.chain import document_hash, event_document
 
 # Called with each event after its transaction commits (the live feed subscribes here).
 _after_commit_listeners: list[Callable[[Event], None]] = []
@@ -33,25 +33,26 @@ def lock_stream(campaign_id: int) -> Campaign:
     return Campaign.objects.select_for_update().get(pk=campaign_id)
 
 
-def hash_of(event: Event) -> str:
-    return event_hash(
-        campaign=event.campaign_id,
-        seq=event.seq,
-        type=event.type,
-        payload=event.payload,
-        actor=event.actor_id,
-        created_at=timestamp(event.created_at),
-        visibility=event.visibility,
-        session=_text(event.session_id),
-        scene=_text(event.scene_id),
-        chapter=_text(event.chapter_id),
-        character=_text(event.character_id),
-        prev_hash=event.prev_hash,
+def document_of(event: Event) -> dict[str, Any]:
+    """The event as the plain document the chain hashes (see `eventlog.chain.event_document`)."""
+    return event_document(
+        event.campaign_id,
+        event.seq,
+        event.type,
+        event.payload,
+        event.actor_id,
+        event.created_at,
+        event.visibility,
+        event.session_id,
+        event.scene_id,
+        event.chapter_id,
+        event.character_id,
+        event.prev_hash,
     )
 
 
-def _text(value: UUID | str | None) -> str | None:
-    return None if value is None else str(value)
+def hash_of(event: Event) -> str:
+    return document_hash(document_of(event))
 
 
 def append_event(

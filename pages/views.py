@@ -30,6 +30,16 @@ from campaign.api.serializers import CharacterSerializer, MemberSerializer
 from campaign.api.views import campaign_data
 from campaign.errors import DomainError
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Session
+from eventlog.event_types import (
+    CHAPTER_ENDED,
+    CHAPTER_STARTED,
+    CHECK_CALLED,
+    MEMBER_JOINED,
+    SCENE_ENDED,
+    SCENE_STARTED,
+    SESSION_ENDED,
+    SESSION_STARTED,
+)
 from pages.templatetags.tablecheck import OUTCOMES, SYSTEM_NAMES, option_rows, ui_strings
 from rolls.api.views import check_data
 from rolls.models import Check
@@ -42,14 +52,14 @@ FEED_LIMIT = 200
 AUDIT_PAGE = 50
 # Events the feed shows as a line between the rolls.
 MARKER_TYPES = [
-    "session.started",
-    "session.ended",
-    "chapter.started",
-    "chapter.ended",
-    "scene.started",
-    "scene.ended",
-    "check.called",
-    "member.joined",
+    SESSION_STARTED,
+    SESSION_ENDED,
+    CHAPTER_STARTED,
+    CHAPTER_ENDED,
+    SCENE_STARTED,
+    SCENE_ENDED,
+    CHECK_CALLED,
+    MEMBER_JOINED,
 ]
 
 

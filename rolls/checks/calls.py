@@ -14,6 +14,7 @@ from campaign.errors import InvalidInput, NotFound, by_the_rules
 from campaign.models import (
     Campaign,
 )
+from eventlog.event_types import CHECK_CALL_CLOSED, CHECK_CALLED
 from eventlog.stream import append_event, lock_stream
 from rolls.checks.assembly import SYSTEM_KEYS, RuleState, assemble
 from rolls.checks.requests import (
@@ -57,7 +58,7 @@ def call_for_check(
     call_id = uuid.uuid4()
     append_event(
         campaign=campaign,
-        type="check.called",
+        type=CHECK_CALLED,
         payload={
             "call_id": str(call_id),
             "character_ids": [str(c.pk) for c in characters],
@@ -78,7 +79,7 @@ def close_call(*, campaign: Campaign, actor: AbstractBaseUser, call_id: Any) -> 
         raise NotFound("call", "no open call for a check with this id")
     append_event(
         campaign=campaign,
-        type="check.call_closed",
+        type=CHECK_CALL_CLOSED,
         payload={"call_id": str(call.pk)},
         actor_id=actor.pk,
     )

@@ -17,6 +17,11 @@ from campaign.models import (
     Membership,
     Scene,
 )
+from eventlog.event_types import (
+    CHECK_DRAMATIC_FAILURE_TAKEN,
+    CHECK_EXTRA_NICE_TAKEN,
+    CHECK_FORTUNE_SPENT,
+)
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
 from rolls.models import Check, RuleUse
@@ -88,7 +93,7 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
         campaign,
         actor,
         check,
-        "check.dramatic_failure_taken",
+        CHECK_DRAMATIC_FAILURE_TAKEN,
         {
             "period_id": str(period_id) if period_id else None,
             "mode": mode,
@@ -122,7 +127,7 @@ def spend_fortune(
         campaign,
         actor,
         check,
-        "check.fortune_spent",
+        CHECK_FORTUNE_SPENT,
         {"change": change, "cost": cost, "check": new_check, "result": result},
     )
 
@@ -144,5 +149,5 @@ def take_extra_nice(*, campaign: Campaign, actor: AbstractBaseUser, seq: int, co
     new_check = {**roll["check"], "extra_nice": count}
     result = by_the_rules(systems.resolve, "nice_damnit", new_check, roll["faces"])
     return _append_followup(
-        campaign, actor, check, "check.extra_nice_taken", {"check": new_check, "result": result}
+        campaign, actor, check, CHECK_EXTRA_NICE_TAKEN, {"check": new_check, "result": result}
     )

@@ -9,6 +9,16 @@ from __future__ import annotations
 from django.db.models import F
 
 from campaign.models import Character, Event
+from eventlog.event_types import (
+    CHECK_CALL_CLOSED,
+    CHECK_CALLED,
+    CHECK_DRAMATIC_FAILURE_TAKEN,
+    CHECK_EXTRA_NICE_TAKEN,
+    CHECK_FORTUNE_SPENT,
+    CHECK_REVEALED,
+    CHECK_ROLLED,
+    TASK_RESET,
+)
 from eventlog.projections import (
     batchable,
     flush_pending,
@@ -22,7 +32,7 @@ from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
 # A check event adds its Check row through `insert`; the rows it reads (counters, calls,
 # characters) are never batched, so a rebuild may write Check rows in bulk.
-batchable("check.rolled")
+batchable(CHECK_ROLLED)
 
 
 def _add_resource(
@@ -44,7 +54,7 @@ def _add_resource(
     Character.objects.filter(pk=character_id).update(resources=resources)
 
 
-@projects("check.rolled")
+@projects(CHECK_ROLLED)
 def _check_rolled(event: Event) -> None:
     data = event.payload
     rolls = data["rolls"]
@@ -122,7 +132,7 @@ def _update_roll(event: Event, **changes) -> Check:
         *amendments.get("followups", []),
         {"seq": event.seq, "type": event.type},
     ]
-    if event.type == "check.fortune_spent":
+    if event.type == CHECK_FORTUNE_SPENT:
         amendments["fortune_spent"] = True
     check.amendments = amendments
     check.outcome = changes["result"]["outcome"]
@@ -130,7 +140,7 @@ def _update_roll(event: Event, **changes) -> Check:
     return check
 
 
-@projects("check.dramatic_failure_taken")
+@projects(CHECK_DRAMATIC_FAILURE_TAKEN)
 def _dramatic_failure(event: Event) -> None:
     check = _update_roll(event, result=event.payload["result"])
     RuleUse.objects.create(
@@ -143,25 +153,25 @@ def _dramatic_failure(event: Event) -> None:
     _add_resource(str(check.character_id), "beats", event.payload["beats"], check)
 
 
-@projects("check.fortune_spent")
+@projects(CHECK_FORTUNE_SPENT)
 def _fortune_spent(event: Event) -> None:
     check = _update_roll(event, result=event.payload["result"], check=event.payload["check"])
     _add_resource(str(check.character_id), "fortune", -event.payload["cost"], check)
 
 
-@projects("check.extra_nice_taken")
+@projects(CHECK_EXTRA_NICE_TAKEN)
 def _extra_nice(event: Event) -> None:
     _update_roll(event, result=event.payload["result"], check=event.payload["check"])
 
 
-@projects("check.revealed")
+@projects(CHECK_REVEALED)
 def _revealed(event: Event) -> None:
     Check.objects.filter(campaign_id=event.campaign_id, seq=event.payload["check_seq"]).update(
         revealed=True
     )
 
 
-@projects("task.reset")
+@projects(TASK_RESET)
 def _task_reset(event: Event) -> None:
     TaskAttempts.objects.filter(
         campaign_id=event.campaign_id,
@@ -170,7 +180,7 @@ def _task_reset(event: Event) -> None:
     ).delete()
 
 
-@projects("check.called")
+@projects(CHECK_CALLED)
 def _called(event: Event) -> None:
     CheckCall.objects.create(
         id=event.payload["call_id"],
@@ -181,6 +191,6 @@ def _called(event: Event) -> None:
     )
 
 
-@projects("check.call_closed")
+@projects(CHECK_CALL_CLOSED)
 def _call_closed(event: Event) -> None:
     CheckCall.objects.filter(pk=event.payload["call_id"]).update(closed=True)

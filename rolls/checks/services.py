@@ -24,6 +24,7 @@ from campaign.models import (
     Session,
     Visibility,
 )
+from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, TASK_RESET
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
 from rolls.checks.assembly import SYSTEM_KEYS, RuleState, assemble
@@ -141,7 +142,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
     append_event(
         campaign=campaign,
-        type="check.rolled",
+        type=CHECK_ROLLED,
         payload=payload,
         actor_id=actor.pk,
         visibility=visibility,
@@ -165,7 +166,7 @@ def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Ch
         raise Conflict("check", "this roll is already visible to everyone")
     append_event(
         campaign=campaign,
-        type="check.revealed",
+        type=CHECK_REVEALED,
         payload={"check_seq": seq},
         actor_id=actor.pk,
         character_id=check.character_id,
@@ -192,7 +193,7 @@ def reset_task(
         raise NotFound("task", "this character has no failed attempts at this task")
     append_event(
         campaign=campaign,
-        type="task.reset",
+        type=TASK_RESET,
         payload={"character_id": str(character.pk), "task": task.strip()},
         actor_id=actor.pk,
         character_id=character.pk,

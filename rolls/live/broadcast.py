@@ -43,13 +43,14 @@ from redis.exceptions import MaxConnectionsError
 from redis.exceptions import TimeoutError as RedisTimeout
 
 from campaign.models import Event, Membership, Role
+from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.stream import on_event_committed
 from rolls.reads.selectors import present_events
 
 logger = logging.getLogger("rolls.live")
 
 MESSAGE_TYPE = "feed.event"  # handled by LiveFeedConsumer.feed_event
-MEMBER_EVENTS = ("member.role_changed", "member.left")  # change what a socket may see
+MEMBER_EVENTS = (MEMBER_ROLE_CHANGED, MEMBER_LEFT)  # change what a socket may see
 
 
 def heartbeat_seconds() -> float:

@@ -14,19 +14,25 @@ from django.contrib.auth import get_user_model
 
 from campaign.models import Event, Membership, Role
 from eventlog.chain import timestamp
+from eventlog.event_types import (
+    CHECK_DRAMATIC_FAILURE_TAKEN,
+    CHECK_EXTRA_NICE_TAKEN,
+    CHECK_FORTUNE_SPENT,
+    CHECK_ROLLED,
+)
 from rolls.models import Check
 
 # Follow-ups and reveals point at the check they belong to; its visibility governs them.
 CHECK_EVENT_TYPES = (
-    "check.rolled",
-    "check.dramatic_failure_taken",
-    "check.fortune_spent",
-    "check.extra_nice_taken",
+    CHECK_ROLLED,
+    CHECK_DRAMATIC_FAILURE_TAKEN,
+    CHECK_FORTUNE_SPENT,
+    CHECK_EXTRA_NICE_TAKEN,
 )
 
 
 def _target_seq(event: Event) -> int | None:
-    if event.type == "check.rolled":
+    if event.type == CHECK_ROLLED:
         return event.seq
     if event.type in CHECK_EVENT_TYPES:
         return event.payload.get("check_seq")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from campaign.models import Campaign, Event, SessionSecret
-from eventlog.chain import timestamp
+from eventlog.chain import event_document
 from eventlog.progress import Progress
 from rolls.trust.verify import Problem, StreamReport, StreamVerifier
 
@@ -82,35 +82,8 @@ def event_rows(campaign_id: int, *, until: int | None = None) -> Iterator[dict[s
     if until is not None:
         events = events.filter(seq__lte=until)
     rows = events.order_by("seq").values_list(*_COLUMNS).iterator(5000)
-    for (
-        seq,
-        type_,
-        payload,
-        actor,
-        created,
-        visibility,
-        session,
-        scene,
-        chapter,
-        character,
-        prev,
-        hash_,
-    ) in rows:
-        yield {
-            "campaign": campaign_id,
-            "seq": seq,
-            "type": type_,
-            "payload": payload,
-            "actor": actor,
-            "created_at": timestamp(created),
-            "visibility": visibility,
-            "session": None if session is None else str(session),
-            "scene": None if scene is None else str(scene),
-            "chapter": None if chapter is None else str(chapter),
-            "character": None if character is None else str(character),
-            "prev_hash": prev,
-            "hash": hash_,
-        }
+    for row in rows:
+        yield event_document(campaign_id, *row)
 
 
 def stored_seed(session_id: str) -> bytes | None:

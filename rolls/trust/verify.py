@@ -5,7 +5,7 @@ Standard library and `rolls` only, so that anyone can check an exported log with
     python -m rolls.trust.verify export.json [--receipt SEQ:HASH ...]
 
 An export is ``{"campaign": {"id", "system", "head_seq", "head_hash", …}, "events": [event, …]}``
-where each event has the fields `eventlog.chain.event_hash` covers plus its ``hash``; an event its
+where each event has the fields `eventlog.chain.HASHED_FIELDS` plus its ``hash``; an event its
 viewer may not see is ``{"redacted": true, …}`` with its seq, type and hashes only. Checked:
 
 * chain: seq 1..n without gaps, every ``prev_hash`` link, every hash, the campaign's head;
@@ -32,29 +32,59 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventlog.chain import GENESIS, canonical_json, event_hash
+from eventlog.chain import GENESIS, canonical_json, document_hash
+from eventlog.event_types import (
+    ALL_TYPES,
+    CAMPAIGN_CREATED,
+    CAMPAIGN_OPTIONS_CHANGED,
+    CAMPAIGN_RENAMED,
+    CHAPTER_ENDED,
+    CHAPTER_STARTED,
+    CHARACTER_CHANGED,
+    CHARACTER_CREATED,
+    CHECK_CALL_CLOSED,
+    CHECK_CALLED,
+    CHECK_DRAMATIC_FAILURE_TAKEN,
+    CHECK_EXTRA_NICE_TAKEN,
+    CHECK_FORTUNE_SPENT,
+    CHECK_REVEALED,
+    CHECK_ROLLED,
+    MEMBER_JOINED,
+    MEMBER_LEFT,
+    MEMBER_ROLE_CHANGED,
+    SCENE_ENDED,
+    SCENE_STARTED,
+    SESSION_ENDED,
+    SESSION_STARTED,
+    TASK_RESET,
+)
 from rolls import systems
 from rolls.systems import HmacDice, age, cofd, d6pool, storyteller
 
-HASHED_FIELDS = (
-    "campaign",
-    "seq",
-    "type",
-    "payload",
-    "actor",
-    "created_at",
-    "visibility",
-    "session",
-    "scene",
-    "chapter",
-    "character",
-    "prev_hash",
-)
 MAX_PROBLEMS = 200  # per campaign: a wholesale forgery need not be listed event by event
 FORTUNE, EXTRA_NICE, DRAMATIC = (
-    "check.fortune_spent",
-    "check.extra_nice_taken",
-    "check.dramatic_failure_taken",
+    CHECK_FORTUNE_SPENT,
+    CHECK_EXTRA_NICE_TAKEN,
+    CHECK_DRAMATIC_FAILURE_TAKEN,
+)
+# Event types whose content has nothing to re-derive: only their place in the chain is checked.
+CHAIN_ONLY_TYPES = frozenset(
+    {
+        CAMPAIGN_RENAMED,
+        MEMBER_JOINED,
+        MEMBER_ROLE_CHANGED,
+        MEMBER_LEFT,
+        CHARACTER_CREATED,
+        CHARACTER_CHANGED,
+        CHAPTER_STARTED,
+        CHAPTER_ENDED,
+        SCENE_STARTED,
+        SCENE_ENDED,
+        CHECK_REVEALED,
+        CHECK_CALLED,
+        CHECK_CALL_CLOSED,
+        TASK_RESET,
+    }
 )
 FOLLOWUP_SYSTEMS = {FORTUNE: "age", EXTRA_NICE: "nice_damnit", DRAMATIC: "cofd"}
 # What untrusted JSON can raise when it lacks a key or has the wrong shape (RuleError included).
@@ -274,11 +304,11 @@ class StreamVerifier:
         self._checks: dict[int, _Roll] = {}
         self._hidden: set[int] = set()
         self._handlers: dict[str, Callable[[Mapping[str, Any]], None]] = {
-            "campaign.created": self._campaign_created,
-            "campaign.options_changed": self._options_changed,
-            "session.started": self._session_started,
-            "session.ended": self._session_ended,
-            "check.rolled": self._check_rolled,
+            CAMPAIGN_CREATED: self._campaign_created,
+            CAMPAIGN_OPTIONS_CHANGED: self._options_changed,
+            SESSION_STARTED: self._session_started,
+            SESSION_ENDED: self._session_ended,
+            CHECK_ROLLED: self._check_rolled,
             FORTUNE: self._followup,
             EXTRA_NICE: self._followup,
             DRAMATIC: self._followup,
@@ -308,9 +338,12 @@ class StreamVerifier:
         event_type = event.get("type")
         if event.get("redacted"):
             self.report.redacted += 1
-            if event_type == "check.rolled" and self._session is not None:
+            if event_type == CHECK_ROLLED and self._session is not None:
                 self._session.hidden_rolls += 1
             self._hidden.add(event.get("seq"))
+            return
+        if event_type not in ALL_TYPES:
+            self._problem(event, f"unknown event type {event_type!r}")
             return
         handler = self._handlers.get(event_type) if self._rules else None
         if handler is not None:
@@ -349,7 +382,7 @@ class StreamVerifier:
     @staticmethod
     def _computed_hash(event: Mapping[str, Any]) -> str | None:
         try:
-            return event_hash(**{name: event[name] for name in HASHED_FIELDS})
+            return document_hash(event)
         except _MALFORMED:
             return None
 
@@ -490,20 +523,20 @@ class StreamVerifier:
         try:
             faces, result = systems.roll(system, roll["check"], dice)
         except _MALFORMED as error:
-            self._problem_at(seq, "check.rolled", f"{label}: its check cannot be rolled: {error}")
+            self._problem_at(seq, CHECK_ROLLED, f"{label}: its check cannot be rolled: {error}")
             return False
         if faces != roll["faces"]:
             gives = f"; the seed gives {faces}" if revealed else ""
             what = f"{label}: faces {roll['faces']} do not follow from the session seed{gives}"
-            self._problem_at(seq, "check.rolled", what)
+            self._problem_at(seq, CHECK_ROLLED, what)
             if not revealed:
                 faces, stored = roll["faces"], roll["result"]
-                self._outcome(seq, "check.rolled", label, system, roll["check"], faces, stored)
+                self._outcome(seq, CHECK_ROLLED, label, system, roll["check"], faces, stored)
             return False
         if not revealed and not _same(result, roll["result"]):
             what = _diff(roll["result"], result, "the faces give")
             self._problem_at(
-                seq, "check.rolled", f"{label}: the result does not follow from the faces: {what}"
+                seq, CHECK_ROLLED, f"{label}: the result does not follow from the faces: {what}"
             )
         return True
 

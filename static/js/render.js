@@ -1,5 +1,6 @@
 // Feed items: a check as the table sees it (who, traits, dice, outcome in the system's words,
 // follow-ups), a stub for a hidden roll, and a line for session and chapter changes.
+import { EVENT } from "./events.js";
 import { h } from "./dom.js";
 import { drawRoll } from "./dice.js";
 import { S, clock, outcomeLabel, outcomeTone, plural, successes, t } from "./i18n.js";
@@ -214,8 +215,8 @@ export function markerItem(event) {
   const kind = event.type.split(".")[0];
   if (event.type.endsWith(".started")) text = t(`${kind}_started`, { n: p.number });
   else if (event.type.endsWith(".ended")) text = t(`${kind}_ended`, { n: p.number });
-  else if (event.type === "check.called") text = t("called", { names: (p.character_names || []).join(", ") });
-  else if (event.type === "member.joined") text = t("joined", { name: p.username || "?" });
+  else if (event.type === EVENT.CHECK_CALLED) text = t("called", { names: (p.character_names || []).join(", ") });
+  else if (event.type === EVENT.MEMBER_JOINED) text = t("joined", { name: p.username || "?" });
   if (!text) return null;
   const title = p.title ? ` — ${p.title}` : "";
   return h(

@@ -1,12 +1,11 @@
 // What the GM dashboard and the player page share: the table's state, the live feed wired to it,
 // the feed list, the screen-reader announcements, the connection indicator and the follow-ups.
+import { EVENT, FOLLOWUP_EVENTS } from "./events.js";
 import { makeApi, errorText } from "./api.js";
 import { $, clear, debounce, h, jsonScript } from "./dom.js";
 import { Feed } from "./feed.js";
 import { t } from "./i18n.js";
 import { announcement, checkItem, markerItem } from "./render.js";
-
-const FOLLOWUPS = ["check.dramatic_failure_taken", "check.fortune_spent", "check.extra_nice_taken"];
 
 export class Table {
   constructor() {
@@ -99,20 +98,20 @@ export class Table {
     for (const event of events) {
       const type = event.type;
       this.usernames.set(event.actor?.id, event.actor?.username || this.usernames.get(event.actor?.id));
-      if (type === "check.rolled") {
+      if (type === EVENT.CHECK_ROLLED) {
         const check = event.redacted ? stubFromEvent(event) : checkFromEvent(event);
         this.checks.set(check.seq, check);
         this.announce(check);
         touched.add("state").add("feed");
         if (!event.redacted && event.payload.call_id) touched.add("calls");
         if (!event.redacted && event.payload.system === "cofd") touched.add("characters");
-      } else if (FOLLOWUPS.includes(type)) {
+      } else if (FOLLOWUP_EVENTS.includes(type)) {
         if (!event.redacted) this.applyFollowup(event);
         touched.add("state").add("characters").add("feed");
-      } else if (type === "check.revealed") {
+      } else if (type === EVENT.CHECK_REVEALED) {
         this.reload(event.payload?.check_seq);
         touched.add("state");
-      } else if (type === "check.called" || type === "check.call_closed") {
+      } else if (type === EVENT.CHECK_CALLED || type === EVENT.CHECK_CALL_CLOSED) {
         touched.add("calls");
       } else if (/^(session|chapter|scene)\./.test(type)) {
         touched.add("campaign").add("state");
@@ -122,7 +121,7 @@ export class Table {
         touched.add("characters").add("state");
       } else if (type.startsWith("campaign.")) {
         touched.add("campaign");
-      } else if (type === "task.reset") {
+      } else if (type === EVENT.TASK_RESET) {
         touched.add("state");
       }
       if (markerItem(event)) {
@@ -145,7 +144,7 @@ export class Table {
     if (event.payload.check) first.check = event.payload.check;
     rolls[0] = first;
     check.data = { ...check.data, rolls };
-    if (event.type === "check.fortune_spent") check.data.fortune_spent = true;
+    if (event.type === EVENT.CHECK_FORTUNE_SPENT) check.data.fortune_spent = true;
     check.outcome = first.result.outcome;
   }
 

@@ -41,8 +41,8 @@ def test_a_played_session_exports_and_verifies_in_every_system(play, system, cap
 
 
 def test_the_standalone_verifier_needs_only_the_standard_library_and_rolls(play, tmp_path):
-    """A player's machine: a copy of rolls/ and the hash chain (eventlog/chain.py), no Django, no
-    site-packages, and the export."""
+    """A player's machine: a copy of rolls/ and the log's chain and vocabulary (eventlog/chain.py,
+    eventlog/event_types.py), no Django, no site-packages, and the export."""
     campaign = play("cofd")
     (tmp_path / "export.json").write_text(json.dumps(export_campaign(campaign)))
     kit = tmp_path / "kit"
@@ -52,6 +52,7 @@ def test_the_standalone_verifier_needs_only_the_standard_library_and_rolls(play,
         "rolls/trust/verify.py",
         "eventlog/__init__.py",
         "eventlog/chain.py",
+        "eventlog/event_types.py",
     ):
         (kit / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, kit / name)

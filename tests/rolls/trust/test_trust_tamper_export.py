@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from eventlog.chain import GENESIS, event_hash
+from eventlog.chain import GENESIS, document_hash
 from rolls import systems
 from rolls.trust.export import export_campaign
-from rolls.trust.verify import HASHED_FIELDS, Problem, Receipt, check_export
+from rolls.trust.verify import Problem, Receipt, check_export
 
 Doc = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[3]
@@ -45,7 +45,7 @@ def rehash(doc: Doc) -> Doc:
         event["seq"], event["prev_hash"] = seq, prev
         if event["type"] == "session.ended":
             event["payload"].update(final_seq=seq - 1, final_hash=prev)
-        event["hash"] = prev = event_hash(**{name: event[name] for name in HASHED_FIELDS})
+        event["hash"] = prev = document_hash(event)
     doc["campaign"].update(head_seq=len(doc["events"]), head_hash=prev)
     return doc
 

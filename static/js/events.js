@@ -1,0 +1,30 @@
+// Generated from eventlog/event_types.py by `manage.py export_event_types`; do not edit.
+export const EVENT = Object.freeze({
+  CAMPAIGN_CREATED: "campaign.created",
+  CAMPAIGN_OPTIONS_CHANGED: "campaign.options_changed",
+  CAMPAIGN_RENAMED: "campaign.renamed",
+  MEMBER_JOINED: "member.joined",
+  MEMBER_ROLE_CHANGED: "member.role_changed",
+  MEMBER_LEFT: "member.left",
+  CHARACTER_CREATED: "character.created",
+  CHARACTER_CHANGED: "character.changed",
+  CHAPTER_STARTED: "chapter.started",
+  CHAPTER_ENDED: "chapter.ended",
+  SESSION_STARTED: "session.started",
+  SESSION_ENDED: "session.ended",
+  SCENE_STARTED: "scene.started",
+  SCENE_ENDED: "scene.ended",
+  CHECK_ROLLED: "check.rolled",
+  CHECK_DRAMATIC_FAILURE_TAKEN: "check.dramatic_failure_taken",
+  CHECK_FORTUNE_SPENT: "check.fortune_spent",
+  CHECK_EXTRA_NICE_TAKEN: "check.extra_nice_taken",
+  CHECK_REVEALED: "check.revealed",
+  CHECK_CALLED: "check.called",
+  CHECK_CALL_CLOSED: "check.call_closed",
+  TASK_RESET: "task.reset",
+});
+export const FOLLOWUP_EVENTS = Object.freeze([
+  "check.dramatic_failure_taken",
+  "check.fortune_spent",
+  "check.extra_nice_taken",
+]);
