@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rolls.rules import option
 from rolls.systems import cofd, d6pool, storyteller
 from rolls.systems.errors import RuleError
 from rolls.systems.traits import NICE_DAMNIT_RANKS
@@ -172,11 +173,11 @@ def _d6pool(sheet, request, options, state) -> Assembled:
     if _bool(request, "life_or_death"):
         if not state.life_or_death_allowed:
             raise RuleError("only the GM marks an action as life-or-death", field="life_or_death")
-        extra = d6pool.adrenaline_dice(True, True, options.get("adrenaline_dice", 2))
+        extra = d6pool.adrenaline_dice(True, True, option(options, "d6pool", "adrenaline_dice"))
         pool += extra
         lines.append({"label": "adrenaline", "value": extra, "kind": "adrenaline"})
         rules["adrenaline_dice"] = extra
-    check = {"pool": _check_pool(pool), "desperate": options.get("desperate", "all_hits")}
+    check = {"pool": _check_pool(pool), "desperate": option(options, "d6pool", "desperate")}
     return Assembled(check, lines, rules)
 
 
@@ -187,7 +188,7 @@ def _storyteller(sheet, request, options, state) -> Assembled:
     pool = dice + sum(m["value"] for m in mods)
     base_difficulty = _int(request, "difficulty", 6, 2, 10)
     exempt = _bool(request, "not_escalating")
-    mode = options.get("retry_escalation", "seed")
+    mode = option(options, "storyteller", "retry_escalation")
     difficulty = storyteller.retry_difficulty(base_difficulty, state.attempt, mode, exempt=exempt)
     rules: dict[str, Any] = {"attempt": state.attempt, "base_difficulty": base_difficulty}
     if difficulty != base_difficulty:
@@ -227,14 +228,14 @@ def _cofd(sheet, request, options, state) -> Assembled:
         state.attempt,
         under_pressure=under_pressure,
         extended=extended,
-        enabled=options.get("retry_penalty", True),
+        enabled=option(options, "cofd", "retry_penalty"),
     )
     if penalty:
         mods.append({"group": "retry", "value": penalty, "label": "retry"})
     if state.helper_count:
         mods.append({"group": "teamwork", "value": state.teamwork_bonus, "label": "teamwork"})
     lines += _mod_lines(mods)
-    pool = cofd.capped_pool(dice, mods, cap=options.get("modifier_cap", 5))
+    pool = cofd.capped_pool(dice, mods, cap=option(options, "cofd", "modifier_cap"))
     again = request.get("again", 10)
     if again not in (10, 9, 8, None):
         raise RuleError("expected 10, 9, 8 or null (no explosions)", field="again")
@@ -291,7 +292,7 @@ def _age(sheet, request, options, state) -> Assembled:
         "target": target,
         "active": _bool(request, "active", True),
         "focus_required": _bool(request, "focus_required"),
-        "fortune_dice": options.get("fortune_dice", True),
+        "fortune_dice": option(options, "age", "fortune_dice"),
     }
     return Assembled(check, lines, {})
 
@@ -314,7 +315,11 @@ def _nice_damnit(sheet, request, options, state) -> Assembled:
     mods = modifiers_of(request)
     lines += _mod_lines(mods)
     bonus += sum(m["value"] for m in mods)
-    check = {"bonus": bonus, "extra_nice": 0, "extra_nice_enabled": options.get("extra_nice", True)}
+    check = {
+        "bonus": bonus,
+        "extra_nice": 0,
+        "extra_nice_enabled": option(options, "nice_damnit", "extra_nice"),
+    }
     return Assembled(check, lines, {})
 
 
@@ -327,12 +332,3 @@ _BUILDERS = {
 }
 
 # Systems where a failed attempt at a named task makes the next one harder.
-RETRY_SYSTEMS = ("storyteller", "cofd")
-
-
-def is_failed_attempt(system: str, result: Mapping[str, Any]) -> bool:
-    if system == "storyteller":
-        return result["outcome"] in ("failure", "botch")
-    if system == "cofd":
-        return result["outcome"] in ("failure", "dramatic_failure")
-    return False

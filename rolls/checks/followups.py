@@ -25,6 +25,7 @@ from eventlog.event_types import (
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
 from rolls.models import Check, RuleUse
+from rolls.rules import option
 from rolls.systems import age, cofd, nice_damnit
 
 
@@ -66,7 +67,7 @@ def _append_followup(
 def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Check:
     """CofD: turn a failed roll into a dramatic failure and earn a Beat (per A.2's allowance)."""
     campaign, _, check, character = _followup_target(campaign, actor, seq, "cofd")
-    mode = campaign.options.get("intentional_dramatic_failure", "per_chapter")
+    mode = option(campaign.options, "cofd", "intentional_dramatic_failure")
     if mode == "off":
         raise Conflict("check", "intentional dramatic failures are off in this campaign")
     result = check.data["rolls"][0]["result"]
@@ -109,7 +110,7 @@ def spend_fortune(
 ) -> Check:
     """AGE: after the roll, pay Fortune to set one die (the Drama Die costs double)."""
     campaign, _, check, character = _followup_target(campaign, actor, seq, "age")
-    if not campaign.options.get("fortune_dice", True):
+    if not option(campaign.options, "age", "fortune_dice"):
         raise Conflict("check", "Fortune dice are off in this campaign")
     if check.data.get("fortune_spent"):
         raise Conflict("check", "Fortune has already changed a die of this roll")
@@ -136,7 +137,7 @@ def spend_fortune(
 def take_extra_nice(*, campaign: Campaign, actor: AbstractBaseUser, seq: int, count: Any) -> Check:
     """Nice!/Damnit!: take up to 2 extra Nice!, each with a Damnit!, within the caps of 9."""
     campaign, _, check, _ = _followup_target(campaign, actor, seq, "nice_damnit")
-    if not campaign.options.get("extra_nice", True):
+    if not option(campaign.options, "nice_damnit", "extra_nice"):
         raise Conflict("check", "extra Nice! chips are off in this campaign")
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 2:
         raise InvalidInput("count", "take 1 or 2 extra Nice!")

@@ -26,8 +26,8 @@ from eventlog.projections import (
     projects,
     register_read_models,
 )
-from rolls.checks.assembly import RETRY_SYSTEMS, is_failed_attempt
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
+from rolls.rules import recorded_failed_attempt
 
 register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
 # A check event adds its Check row through `insert`; the rows it reads (counters, calls,
@@ -95,20 +95,21 @@ def _check_rolled(event: Event) -> None:
         RuleUse.objects.create(
             campaign_id=event.campaign_id, rule="helper", period_id=None, check_seq=helper_seq
         )
-    first = rolls[0]
-    if data["task"] and first["character_id"] and data["system"] in RETRY_SYSTEMS:
+    failed = recorded_failed_attempt(data)
+    if failed is not None:
+        character_id = rolls[0]["character_id"]
         counter = TaskAttempts.objects.filter(
-            campaign_id=event.campaign_id, character_id=first["character_id"], task=data["task"]
+            campaign_id=event.campaign_id, character_id=character_id, task=data["task"]
         )
-        if is_failed_attempt(data["system"], first["result"]):
+        if failed:
             if not counter.update(failures=F("failures") + 1):
                 TaskAttempts.objects.create(
                     campaign_id=event.campaign_id,
-                    character_id=first["character_id"],
+                    character_id=character_id,
                     task=data["task"],
                     failures=1,
                 )
-        elif first["result"]["outcome"] not in ("impossible",):
+        else:
             counter.delete()
     if data.get("call_id"):
         call = CheckCall.objects.filter(pk=data["call_id"]).first()

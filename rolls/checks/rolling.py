@@ -14,14 +14,15 @@ from campaign.models import (
     SessionSecret,
 )
 from rolls import systems
-from rolls.checks.assembly import RETRY_SYSTEMS, SYSTEM_KEYS, RuleState
+from rolls.checks.assembly import SYSTEM_KEYS, RuleState
 from rolls.checks.requests import (
     MAX_ACTIONS,
     ROLL_KEYS,
     find_character,
 )
 from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.systems import HmacDice, age, cofd, d6pool, storyteller
+from rolls.rules import RETRY_SYSTEMS, compare, option
+from rolls.systems import HmacDice, cofd, d6pool, storyteller
 
 
 class Roller:
@@ -78,7 +79,7 @@ def read_rule_state(
         row = TaskAttempts.objects.filter(campaign=campaign, character_id=character.pk, task=task)
         attempt += row.values_list("failures", flat=True).first() or 0
     free_botch = False
-    mode = options.get("free_botch", "off") if system == "storyteller" else "off"
+    mode = option(options, system, "free_botch") if system == "storyteller" else "off"
     if mode != "off" and character is not None:
         used = RuleUse.objects.filter(campaign=campaign, rule="free_botch", period_id=session.pk)
         if mode == "per_character":
@@ -162,7 +163,7 @@ def opposed_rolls(campaign, data, character, build, roller, state):
             reduced = d6pool.defender_pool(result_a, second.check["pool"])
             kind = "opposed"
             if reduced is None:  # a failed attack needs no defence roll
-                comparison = d6pool.opposed(result_a, None)
+                comparison = compare(system, kind, [result_a])
                 return (
                     kind,
                     [roll_entry(character, first_spec, first, faces_a, result_a)],
@@ -174,17 +175,8 @@ def opposed_rolls(campaign, data, character, build, roller, state):
                 {"label": "attacker's successes", "value": penalty, "kind": "opposed"}
             )
     faces_b, result_b = roller.roll(system, second.check, 2)
-    if system == "d6pool":
-        comparison = (
-            d6pool.opposed(result_a, result_b)
-            if mode == "opposed"
-            else d6pool.contest([result_a, result_b])
-        )
-        kind = mode
-    elif system == "storyteller":
-        kind, comparison = "resisted", storyteller.resisted(result_a, result_b)
-    else:
-        kind, comparison = "opposed", age.opposed(result_a, result_b)
+    kind = mode if system == "d6pool" else ("resisted" if system == "storyteller" else "opposed")
+    comparison = compare(system, kind, [result_a, result_b])
     return (
         kind,
         [

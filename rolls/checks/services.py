@@ -45,6 +45,7 @@ from rolls.checks.rolling import (
     roll_entry,
 )
 from rolls.models import Check, TaskAttempts
+from rolls.rules import failed_attempt, option
 from rolls.systems import cofd
 
 
@@ -86,7 +87,9 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     label = text_field(data, "label", 200)
     task = text_field(data, "task", 120)
     seq = campaign.head_seq + 1
-    roller = Roller(campaign, session, seq, data.get("faces"), bool(options.get("manual_dice")))
+    roller = Roller(
+        campaign, session, seq, data.get("faces"), bool(option(options, system, "manual_dice"))
+    )
 
     helpers = helper_checks(campaign, session, data) if "helpers" in data else []
     state = read_rule_state(
@@ -122,9 +125,11 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     for entry in rolls:
         if system == "cofd":
             entry["beats_awarded"] = cofd.beats(
-                entry["result"], options.get("beat_on_dramatic_failure", False)
+                entry["result"], option(options, "cofd", "beat_on_dramatic_failure")
             )
     audience = sorted({actor.pk, *(r["owner_id"] for r in rolls if r["owner_id"])})
+    free_botch_scope = option(options, system, "free_botch") if system == "storyteller" else None
+    first = rolls[0]
     payload = {
         "kind": kind,
         "system": system,
@@ -137,7 +142,9 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         "audience": audience,
         "rolls": rolls,
         "comparison": comparison,
-        "free_botch_scope": options.get("free_botch") if system == "storyteller" else None,
+        "free_botch_scope": free_botch_scope,
+        # Decided here, under the lock, so the projector only applies it.
+        "failed_attempt": failed_attempt(system, task, first["character_id"], first["result"]),
     }
     scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
     append_event(

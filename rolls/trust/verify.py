@@ -59,7 +59,8 @@ from eventlog.event_types import (
     TASK_RESET,
 )
 from rolls import systems
-from rolls.systems import HmacDice, age, cofd, d6pool, storyteller
+from rolls.rules import ROLL_COUNTS, compare, compares, failed_attempt, option
+from rolls.systems import HmacDice, age, cofd
 
 MAX_PROBLEMS = 200  # per campaign: a wholesale forgery need not be listed event by event
 FORTUNE, EXTRA_NICE, DRAMATIC = (
@@ -90,24 +91,6 @@ FOLLOWUP_SYSTEMS = {FORTUNE: "age", EXTRA_NICE: "nice_damnit", DRAMATIC: "cofd"}
 # What untrusted JSON can raise when it lacks a key or has the wrong shape (RuleError included).
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 _MISSING = object()
-
-# How many rolls each kind of check has, per system (None: no upper bound).
-_ROLL_COUNTS: dict[tuple[str, str], tuple[int, int | None]] = {
-    **{(system, "single"): (1, 1) for system in systems.SYSTEM_IDS},
-    ("storyteller", "multiple"): (2, None),
-    ("storyteller", "resisted"): (2, 2),
-    ("d6pool", "opposed"): (1, 2),  # a failed attack needs no defence roll
-    ("d6pool", "contest"): (2, 2),
-    ("age", "opposed"): (2, 2),
-}
-# The comparison the server records for two-sided checks (as rolls.checks.rolling.opposed_rolls
-# computes it).
-_COMPARISONS: dict[tuple[str, str], Callable[[list[Any]], Any]] = {
-    ("d6pool", "opposed"): lambda r: d6pool.opposed(r[0], r[1] if len(r) > 1 else None),
-    ("d6pool", "contest"): lambda r: d6pool.contest(r),
-    ("storyteller", "resisted"): lambda r: storyteller.resisted(r[0], r[1]),
-    ("age", "opposed"): lambda r: age.opposed(r[0], r[1]),
-}
 
 
 @dataclass(frozen=True)
@@ -437,7 +420,10 @@ class StreamVerifier:
         if not _same(payload["options"], self._options):
             what = _diff(payload["options"], self._options, "in force")
             self._problem(event, f"records other rule options than those in force: {what}")
-        dice, manual = payload["dice"], bool(self._options.get("manual_dice"))
+        dice, manual = (
+            payload["dice"],
+            bool(option(self._options, payload["system"], "manual_dice")),
+        )
         if dice not in ("server", "manual"):
             self._problem(event, f"dice is {dice!r}, not server or manual")
         elif (dice == "manual") != manual:
@@ -570,7 +556,7 @@ class StreamVerifier:
                 )
             if system == "cofd":
                 beats = cofd.beats(
-                    roll["result"], bool(self._options.get("beat_on_dramatic_failure", False))
+                    roll["result"], bool(option(self._options, "cofd", "beat_on_dramatic_failure"))
                 )
                 if roll.get("beats_awarded") != beats:
                     what = f"awards {roll.get('beats_awarded')!r} Beat(s), the result gives {beats}"
@@ -578,6 +564,15 @@ class StreamVerifier:
         if dice is not None and session is not None:
             session.proven += proven
         self._comparison(event, system, kind, [roll["result"] for roll in rolls], payload)
+        if "failed_attempt" in payload:  # recorded since rolls.rules; older events decide it later
+            first = rolls[0]
+            expected = failed_attempt(
+                system, payload["task"], first["character_id"], first["result"]
+            )
+            if payload["failed_attempt"] != expected:
+                recorded = payload["failed_attempt"]
+                what = f"records failed_attempt {recorded!r}; the rules give {expected!r}"
+                self._problem(event, what)
         if kind == "single" and len(rolls) == 1 and system in FOLLOWUP_SYSTEMS.values():
             self._checks[seq] = _Roll.keep(system, rolls[0])
 
@@ -606,7 +601,7 @@ class StreamVerifier:
     def _comparison(
         self, event: Mapping[str, Any], system: str, kind: str, results: list, payload: Mapping
     ) -> None:
-        counts = _ROLL_COUNTS.get((system, kind))
+        counts = ROLL_COUNTS.get((system, kind))
         if counts is None:
             self._problem(event, f"a {kind!r} check does not exist in {system}")
             return
@@ -617,13 +612,12 @@ class StreamVerifier:
             )
             return
         stored = payload.get("comparison")
-        compare = _COMPARISONS.get((system, kind))
-        if compare is None:
+        if not compares(system, kind):
             if stored is not None:
                 self._problem(event, f"a {kind} check compares nothing, yet records a comparison")
             return
         try:
-            expected = compare(results)
+            expected = compare(system, kind, results)
         except _MALFORMED as error:
             self._problem(event, f"the comparison cannot follow from the results: {error}")
             return
@@ -648,7 +642,7 @@ class StreamVerifier:
         check, faces, result = roll.unpack()
         options = self._options
         if event_type == DRAMATIC:
-            mode = options.get("intentional_dramatic_failure", "per_chapter")
+            mode = option(options, "cofd", "intentional_dramatic_failure")
             if mode == "off" or payload.get("mode") != mode:
                 what = f"records mode {payload.get('mode')!r}; the option in force is {mode!r}"
                 self._problem(event, what)
@@ -663,14 +657,14 @@ class StreamVerifier:
             roll.update(check, faces, payload["result"], event_type)
             return
         if event_type == FORTUNE:
-            if not options.get("fortune_dice", True):
+            if not option(options, "age", "fortune_dice"):
                 self._problem(event, "Fortune dice were off in this campaign")
             self._only_change(event, check, "fortune_change", payload["change"])
             if payload["cost"] != age.fortune_cost(payload["change"]):
                 cost = age.fortune_cost(payload["change"])
                 self._problem(event, f"costs {payload['cost']!r} Fortune; the change costs {cost}")
         else:
-            if not options.get("extra_nice", True):
+            if not option(options, "nice_damnit", "extra_nice"):
                 self._problem(event, "extra Nice! were off in this campaign")
             self._only_change(event, check, "extra_nice", _MISSING)
         label = f"check #{target} after the follow-up"

@@ -48,6 +48,7 @@ def test_the_standalone_verifier_needs_only_the_standard_library_and_rolls(play,
     kit = tmp_path / "kit"
     for name in (
         "rolls/__init__.py",
+        "rolls/rules.py",
         "rolls/trust/__init__.py",
         "rolls/trust/verify.py",
         "eventlog/__init__.py",
