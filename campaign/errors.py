@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -25,11 +24,7 @@ class DomainError(Exception):
         field = getattr(error, "field", None)
         if field:
             return cls(f"{prefix}{field}", error.message)
-        # Engine errors name the check key inside the message: "cofd: check key 'pool' must …"
-        named = re.search(r"key '([\w.]+)'", str(error))
-        return cls(
-            f"{prefix}{named.group(1)}" if named else prefix.rstrip(".") or "check", str(error)
-        )
+        return cls(prefix.rstrip(".") or "check", str(error))
 
 
 class InvalidInput(DomainError):

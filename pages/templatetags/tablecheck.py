@@ -146,24 +146,6 @@ DEGREES = {
     "phenomenal": _("phenomenal"),
 }
 
-STORYTELLER_DIFFICULTIES = {
-    3: _("easy"),
-    4: _("routine"),
-    5: _("straightforward"),
-    6: _("standard"),
-    7: _("challenging"),
-    8: _("difficult"),
-    9: _("extremely difficult"),
-}
-
-D6POOL_DIFFICULTIES = [
-    (0, _("trivial")),
-    (-2, _("easy")),
-    (-4, _("hard")),
-    (-6, _("very hard")),
-    (-8, _("unreal")),
-]
-
 # Rule options (RULES.md A.2): a short name and a one-line explanation each.
 OPTIONS: dict[str, dict[str, Any]] = {
     "manual_dice": {
@@ -292,7 +274,6 @@ def option_rows(system: str, values: dict[str, Any]) -> list[dict[str, Any]]:
 def ui_strings() -> dict[str, Any]:
     """Everything the pages' JavaScript shows, in the active language."""
     return {
-        "systems": _text(SYSTEM_NAMES),
         "outcomes": _text(OUTCOMES),
         "tones": TONES,
         "groups": _text(GROUPS),
@@ -303,8 +284,6 @@ def ui_strings() -> dict[str, Any]:
         "visibility": _text(VISIBILITY),
         "roles": _text(ROLES),
         "trait_groups": {system: list(groups) for system, groups in TRAIT_GROUPS.items()},
-        "st_difficulties": _text(STORYTELLER_DIFFICULTIES),
-        "d6_difficulties": [[value, str(label)] for value, label in D6POOL_DIFFICULTIES],
         "t": _text(JS_TEXT),
     }
 
@@ -316,9 +295,7 @@ JS_TEXT: dict[str, Any] = {
     "conn_offline": _("offline — reconnecting"),
     "conn_title": _("Connection to the table"),
     # feed
-    "hidden_roll": _("a hidden roll"),
     "hidden_by": _("a hidden roll by {name}"),
-    "hidden_mark": _("hidden from players"),
     "private_mark": _("private: the roller and the GM"),
     "blind_mark": _("blind: GM only"),
     "revealed_mark": _("revealed"),
@@ -327,14 +304,11 @@ JS_TEXT: dict[str, Any] = {
     "gm": _("GM"),
     "npc": _("no character"),
     "dice": _("dice"),
-    "successes": _("successes"),
     # plural forms, chosen in the browser by Intl.PluralRules (one, few, many, other)
     "success_one": _("{n} success"),
     "success_few": pgettext_lazy("2-4", "{n} successes"),
     "success_many": _("{n} successes"),
     "success_other": pgettext_lazy("fractions", "{n} successes"),
-    "hits": _("hits"),
-    "ones": _("ones"),
     "total": _("total"),
     "target": _("target"),
     "difficulty": _("difficulty"),
@@ -358,17 +332,11 @@ JS_TEXT: dict[str, Any] = {
     "rote": _("rote"),
     "desperate": _("desperate roll"),
     "severity": _("severity {n}"),
-    "degree": _("degree"),
     "automatic": _("automatic success"),
-    "vs": _("vs"),
     "winner": _("{name} wins"),
     "margin": _("by {n}"),
     "tie": _("a tie"),
     "reroll_tie": _("tied: roll again"),
-    "stalemate": _("stalemate"),
-    "no_effect": _("the attack failed: no effect"),
-    "defended": _("defended"),
-    "partial_defence": _("partial defence"),
     "effect": _("the attack lands with {n}"),
     "net_successes": _("{n} net successes"),
     "session_started": _("Session {n} started"),
@@ -395,9 +363,7 @@ JS_TEXT: dict[str, Any] = {
     "extra_nice": _("Take {n} extra Nice!"),
     # forms
     "roll": _("Roll"),
-    "rolling": _("Rolling…"),
     "call": _("Call for the check"),
-    "roll_now": _("Roll it now (GM)"),
     "answer": _("Roll it"),
     "odds": _("Odds"),
     "odds_none": _("Pick traits to see the odds."),
@@ -412,7 +378,6 @@ JS_TEXT: dict[str, Any] = {
     "copied": _("Copied to the clipboard."),
     "confirm_end_session": _("End the session? Its dice seed will be revealed."),
     "confirm_remove": _("Remove {name} from the campaign?"),
-    "nobody_online": _("Nobody else is here yet."),
     "presence_unknown": _("Presence shows once the live connection is up."),
     "online": _("online"),
     "away": _("away"),
@@ -441,7 +406,6 @@ JS_TEXT: dict[str, Any] = {
     "pool_dice_many": _("{n} dice"),
     "pool_dice_other": pgettext_lazy("fractions", "{n} dice"),
     "vs_tn": _("vs {n}"),
-    "turn_of": _("{who} for {character}"),
     # sheets and the character editor
     "add_to_roll": _("Add {name} to the roll"),
     "new_character": _("New character"),
@@ -454,7 +418,6 @@ JS_TEXT: dict[str, Any] = {
     "traits_hint_int": _("One per line: name and value, e.g. “Wits 3”."),
     "traits_hint_rank": _("One per line: name and rank (perk, novice_1 … master_3)."),
     "traits_hint_names": _("One per line: trait, a colon, then names, e.g. “Occult: Ghosts”."),
-    "resources_title": _("Resources (set by the GM)"),
     "free_botch": _("free botch this session"),
     "table_free_botch": _("table's free botch this session"),
     "dramatic_failure_state": _("dramatic failure for a Beat"),

@@ -33,8 +33,8 @@ Per-roll rules beyond a single check (pure functions; state stays with the serve
   ``teamwork_bonus(helpers)``, ``retry_penalty(attempt, under_pressure=True, extended=False,
   enabled=True)``, ``intentional_dramatic_failure(result)``, ``beats(result,
   beat_on_dramatic_failure=False)``.
-* ``age``: ``opposed(a, b, double_tie="reroll"|"stalemate")``, ``fortune_cost(change)``,
-  ``check_fortune(change, fortune)``.
+* ``age``: ``opposed(a, b, double_tie="reroll"|"stalemate")``, ``fortune_cost(change)`` (the
+  balance is checked by the service, `rolls.checks.followups.spend_fortune`).
 * ``nice_damnit``: ``chips(total)``, ``band(total)``, ``extra_nice_allowed(total, enabled=True)``,
   ``take_extra(total, requested, enabled=True)``.
 * ``rounding``: ``half_up`` / ``nice_damnit_round`` (§5.5), ``age_round(x, down=False)`` (§4.2),

@@ -73,14 +73,6 @@ def fortune_cost(change: Mapping[str, Any] | tuple[int, int] | None) -> int:
     return value * 2 if die == DRAMA else value
 
 
-def check_fortune(change: Mapping[str, Any] | None, fortune: int) -> int:
-    """The cost of ``change`` if ``fortune`` covers it; RuleError otherwise (D9). Server-side."""
-    cost = fortune_cost(change)
-    if cost > fortune:
-        raise RuleError(f"{SYSTEM}: the Fortune change costs {cost}, only {fortune} available")
-    return cost
-
-
 def face_count(p: Params) -> int:
     return 0 if p.focus_required and not p.focus else 3
 

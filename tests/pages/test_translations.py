@@ -109,3 +109,20 @@ def test_every_word_of_the_scripts_has_its_russian():
         if russian[path] == text and text not in SAME_IN_BOTH and not path.startswith(".trait")
     ]
     assert not untranslated, "\n".join(untranslated)
+
+
+def test_every_text_the_pages_scripts_get_is_used_by_them():
+    """No dead UI text: each key of ui_strings()["t"] appears in static/js, literally or through
+    one of the key patterns the scripts build (``bd_<label>``, ``<period>_started``, plurals…)."""
+    js_dir = Path(settings.BASE_DIR) / "static" / "js"
+    scripts = "\n".join(path.read_text() for path in js_dir.glob("*.js"))
+    built = re.compile(
+        r"^(bd_\w+|again_\d+|conn_\w+|(session|chapter|scene)_(started|ended|n)"
+        r"|(start|end)_(session|chapter|scene)|\w+_(one|few|many|other))$"
+    )
+    unused = [
+        key
+        for key in ui_strings()["t"]
+        if not re.search(rf"[\"'`]{re.escape(key)}[\"'`]", scripts) and not built.match(key)
+    ]
+    assert unused == []
