@@ -148,7 +148,7 @@ def main() -> None:
     from campaign.models import Event
     from eventlog import projections
     from eventlog.stream import lock_stream
-    from rolls.trust.logcheck import event_rows, verify_campaigns
+    from rolls.trust.stored_log import event_rows, verify_campaigns
 
     campaign_id = write_log(events)
     total = Event.objects.filter(campaign_id=campaign_id).count()

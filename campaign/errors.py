@@ -47,7 +47,7 @@ class Conflict(DomainError):
     code = "conflict"
 
 
-def by_the_rules(call: Callable[..., T], *args: Any, prefix: str = "", **kwargs: Any) -> T:
+def call_rules(call: Callable[..., T], *args: Any, prefix: str = "", **kwargs: Any) -> T:
     """Call into the rules (engines, options, sheets), turning a RuleError into a 400 that names
     the field (``prefix`` places it, e.g. ``actions.1.``)."""
     try:

@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from campaign.access import require_controls_character, require_gm, require_member
-from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, by_the_rules
+from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
 from campaign.models import (
     Campaign,
     Chapter,
@@ -72,7 +72,7 @@ def create_campaign(
         raise InvalidInput(
             "system", f"unknown game system {system!r}; one of {', '.join(SYSTEM_IDS)}"
         )
-    clean_options = by_the_rules(validate_options, system, options or {})
+    clean_options = call_rules(validate_options, system, options or {})
     campaign = Campaign.objects.create(name=name, system=system, options=clean_options)
     lock_stream(campaign.pk)
     append_event(
@@ -94,7 +94,7 @@ def create_campaign(
 def change_options(*, campaign: Campaign, actor: AbstractBaseUser, changes: dict) -> Campaign:
     require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
-    options = by_the_rules(validate_options, campaign.system, changes, campaign.options)
+    options = call_rules(validate_options, campaign.system, changes, campaign.options)
     if options != campaign.options:
         append_event(
             campaign=campaign,
@@ -224,8 +224,8 @@ def create_character(
             )
         owner_id = actor.pk
     name = _clean_name(name)
-    clean_traits = by_the_rules(validate_traits, campaign.system, traits)
-    clean_resources = by_the_rules(validate_resources, campaign.system, resources or {})
+    clean_traits = call_rules(validate_traits, campaign.system, traits)
+    clean_resources = call_rules(validate_resources, campaign.system, resources or {})
     campaign = lock_stream(campaign.pk)
     _check_owner(campaign, owner_id)
     character_id = uuid.uuid4()
@@ -265,9 +265,9 @@ def change_character(
     if name is not None:
         changes["name"] = _clean_name(name)
     if traits is not None:
-        changes["traits"] = by_the_rules(validate_traits, campaign.system, traits)
+        changes["traits"] = call_rules(validate_traits, campaign.system, traits)
     if resources is not None:
-        changes["resources"] = by_the_rules(
+        changes["resources"] = call_rules(
             validate_resources, campaign.system, {**character.resources, **resources}
         )
     campaign = lock_stream(campaign.pk)

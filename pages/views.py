@@ -43,10 +43,10 @@ from eventlog.event_types import (
 from pages.templatetags.tablecheck import OUTCOMES, SYSTEM_NAMES, option_rows, ui_strings
 from rolls.api.views import check_data
 from rolls.models import Check
+from rolls.reads.allowances import allowances_for
 from rolls.reads.selectors import check_visible, events_for
-from rolls.reads.state import rule_state_for
 from rolls.systems import SYSTEM_IDS
-from rolls.trust.logcheck import verify_campaigns
+from rolls.trust.stored_log import verify_campaigns
 
 FEED_LIMIT = 200
 AUDIT_PAGE = 50
@@ -192,7 +192,7 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
             Character.objects.filter(campaign=campaign), many=True
         ).data,
         "members": MemberSerializer(members.order_by("joined_seq"), many=True).data,
-        "state": rule_state_for(campaign, membership),
+        "state": allowances_for(campaign, membership),
         "checks": [check_data(check, membership) for check in recent],
         "markers": events_for(
             membership=membership, after=since, until=head, types=MARKER_TYPES, limit=500

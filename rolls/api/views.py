@@ -28,7 +28,7 @@ from rolls.api.serializers import (
 from rolls.checks import calls, followups, services
 from rolls.models import Check, CheckCall
 from rolls.reads import selectors
-from rolls.reads.state import rule_state_for
+from rolls.reads.allowances import allowances_for
 from rolls.trust.export import checks_csv, export_campaign
 
 
@@ -270,7 +270,7 @@ class RuleStateView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="What the stateful rules track now")
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        return Response(rule_state_for(campaign, membership))
+        return Response(allowances_for(campaign, membership))
 
 
 class ExportView(APIView):

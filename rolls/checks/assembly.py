@@ -38,7 +38,7 @@ SYSTEM_KEYS: dict[str, tuple[str, ...]] = {
 
 
 @dataclass(frozen=True)
-class RuleState:
+class RollContext:
     """What the server read from the log before rolling."""
 
     attempt: int = 1  # 1 + failed attempts at this task so far
@@ -156,7 +156,7 @@ def assemble(
     sheet: Mapping[str, Any] | None,
     request: Mapping[str, Any],
     options: Mapping[str, Any],
-    state: RuleState = RuleState(),
+    state: RollContext = RollContext(),
 ) -> Assembled:
     builder = _BUILDERS.get(system)
     if builder is None:

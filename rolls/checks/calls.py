@@ -10,13 +10,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from campaign.access import require_gm
-from campaign.errors import InvalidInput, NotFound, by_the_rules
+from campaign.errors import InvalidInput, NotFound, call_rules
 from campaign.models import (
     Campaign,
 )
 from eventlog.event_types import CHECK_CALL_CLOSED, CHECK_CALLED
 from eventlog.stream import append_event, lock_stream
-from rolls.checks.assembly import SYSTEM_KEYS, RuleState, assemble
+from rolls.checks.assembly import SYSTEM_KEYS, RollContext, assemble
 from rolls.checks.requests import (
     COMMON_KEYS,
     find_character,
@@ -46,13 +46,13 @@ def call_for_check(
     if unknown:
         raise InvalidInput(f"request.{unknown[0]}", f"not a field of a {campaign.system} check")
     for character in characters:  # the call must be rollable by everyone it names
-        by_the_rules(
+        call_rules(
             assemble,
             campaign.system,
             character.traits,
             spec,
             campaign.options,
-            RuleState(life_or_death_allowed=True),
+            RollContext(life_or_death_allowed=True),
             prefix="request.",
         )
     call_id = uuid.uuid4()

@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from campaign.access import require_controls_character, require_player_or_gm
-from campaign.errors import Conflict, InvalidInput, NotFound, by_the_rules
+from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
 from campaign.models import (
     Campaign,
     Chapter,
@@ -71,7 +71,7 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
     if mode == "off":
         raise Conflict("check", "intentional dramatic failures are off in this campaign")
     result = check.data["rolls"][0]["result"]
-    new_result = by_the_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
+    new_result = call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
     period_id = None
     if mode in ("per_chapter", "per_scene"):
         period_model, name = (Chapter, "chapter") if mode == "per_chapter" else (Scene, "scene")
@@ -116,14 +116,14 @@ def spend_fortune(
         raise Conflict("check", "Fortune has already changed a die of this roll")
     roll = check.data["rolls"][0]
     change = {"die": die, "value": value}
-    cost = by_the_rules(age.fortune_cost, change, prefix="")
+    cost = call_rules(age.fortune_cost, change, prefix="")
     balance = int(character.resources.get("fortune", 0))
     if cost > balance:
         raise Conflict(
             "fortune", f"this change costs {cost} Fortune; {character.name} has {balance}"
         )
     new_check = {**roll["check"], "fortune_change": change}
-    result = by_the_rules(systems.resolve, "age", new_check, roll["faces"])
+    result = call_rules(systems.resolve, "age", new_check, roll["faces"])
     return _append_followup(
         campaign,
         actor,
@@ -148,7 +148,7 @@ def take_extra_nice(*, campaign: Campaign, actor: AbstractBaseUser, seq: int, co
     if allowed == 0:
         raise Conflict("count", "no extra Nice! are possible on this roll (bad band or caps)")
     new_check = {**roll["check"], "extra_nice": count}
-    result = by_the_rules(systems.resolve, "nice_damnit", new_check, roll["faces"])
+    result = call_rules(systems.resolve, "nice_damnit", new_check, roll["faces"])
     return _append_followup(
         campaign, actor, check, CHECK_EXTRA_NICE_TAKEN, {"check": new_check, "result": result}
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from campaign.errors import InvalidInput, by_the_rules
+from campaign.errors import InvalidInput, call_rules
 from campaign.models import (
     Campaign,
     Character,
@@ -14,7 +14,7 @@ from campaign.models import (
     SessionSecret,
 )
 from rolls import systems
-from rolls.checks.assembly import SYSTEM_KEYS, RuleState
+from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
     MAX_ACTIONS,
     ROLL_KEYS,
@@ -48,7 +48,7 @@ class Roller:
     def roll(self, system: str, check: dict[str, Any], count: int) -> tuple[list[int], dict]:
         """The next roll's faces and result; ``count`` is how many rolls the event has."""
         if not self.manual:
-            return by_the_rules(systems.roll, system, check, self.dice)
+            return call_rules(systems.roll, system, check, self.dice)
         faces = self.faces
         if count > 1:
             if not isinstance(faces, list) or len(faces) != count:
@@ -59,11 +59,11 @@ class Roller:
             isinstance(f, int) and not isinstance(f, bool) for f in faces
         ):
             raise InvalidInput("faces", "expected a list of integers")
-        result = by_the_rules(systems.resolve, system, check, faces, prefix="")
+        result = call_rules(systems.resolve, system, check, faces, prefix="")
         return list(faces), result
 
 
-def read_rule_state(
+def read_roll_context(
     *,
     campaign: Campaign,
     session: Session,
@@ -72,7 +72,7 @@ def read_rule_state(
     is_gm: bool,
     life_or_death_called: bool,
     helpers: list[Check],
-) -> RuleState:
+) -> RollContext:
     system, options = campaign.system, campaign.options
     attempt = 1
     if task and character and system in RETRY_SYSTEMS:
@@ -86,7 +86,7 @@ def read_rule_state(
             used = used.filter(character_id=character.pk)
         free_botch = not used.exists()
     bonus = cofd.teamwork_bonus([h.data["rolls"][0]["result"] for h in helpers]) if helpers else 0
-    return RuleState(
+    return RollContext(
         attempt=attempt,
         free_botch_available=free_botch,
         teamwork_bonus=bonus,
@@ -153,7 +153,7 @@ def opposed_rolls(campaign, data, character, build, roller, state):
     first_spec = {k: v for k, v in data.items() if k not in ("against", "mode")}
     first = build(first_spec, character, state)
     faces_a, result_a = roller.roll(system, first.check, 2)
-    other_state = RuleState(life_or_death_allowed=True)
+    other_state = RollContext(life_or_death_allowed=True)
     second = build(against, other, other_state, prefix="against.")
     if system == "d6pool":
         mode = data.get("mode") or "opposed"

@@ -14,7 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from campaign.access import require_controls_character, require_gm, require_player_or_gm
-from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, by_the_rules
+from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
 from campaign.models import (
     Campaign,
     Chapter,
@@ -27,7 +27,7 @@ from campaign.models import (
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, TASK_RESET
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
-from rolls.checks.assembly import SYSTEM_KEYS, RuleState, assemble
+from rolls.checks.assembly import SYSTEM_KEYS, RollContext, assemble
 from rolls.checks.requests import (
     COMMON_KEYS,
     GM_FLAGS,
@@ -41,7 +41,7 @@ from rolls.checks.rolling import (
     Roller,
     multiple_actions,
     opposed_rolls,
-    read_rule_state,
+    read_roll_context,
     roll_entry,
 )
 from rolls.models import Check, TaskAttempts
@@ -92,7 +92,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     )
 
     helpers = helper_checks(campaign, session, data) if "helpers" in data else []
-    state = read_rule_state(
+    state = read_roll_context(
         campaign=campaign,
         session=session,
         character=character,
@@ -102,8 +102,8 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         helpers=helpers,
     )
 
-    def build(spec: Mapping[str, Any], who: Character | None, rule_state: RuleState, prefix=""):
-        return by_the_rules(
+    def build(spec: Mapping[str, Any], who: Character | None, rule_state: RollContext, prefix=""):
+        return call_rules(
             assemble, system, who.traits if who else None, spec, options, rule_state, prefix=prefix
         )
 
@@ -222,9 +222,9 @@ def preview_odds(
         raise InvalidInput("character", "choose one of your characters")
     session = Session.open_in(campaign)
     task = text_field(data, "task", 120)
-    state = RuleState(life_or_death_allowed=membership.role == Role.GM)
+    state = RollContext(life_or_death_allowed=membership.role == Role.GM)
     if session is not None:
-        state = read_rule_state(
+        state = read_roll_context(
             campaign=campaign,
             session=session,
             character=character,
@@ -237,7 +237,7 @@ def preview_odds(
     unknown = sorted(set(spec) - (COMMON_KEYS | set(SYSTEM_KEYS[campaign.system])))
     if unknown:
         raise InvalidInput(unknown[0], f"not a field of a {campaign.system} check")
-    assembled = by_the_rules(
+    assembled = call_rules(
         assemble,
         campaign.system,
         character.traits if character else None,
@@ -245,7 +245,7 @@ def preview_odds(
         campaign.options,
         state,
     )
-    chances = by_the_rules(systems.odds, campaign.system, assembled.check)
+    chances = call_rules(systems.odds, campaign.system, assembled.check)
     return {
         "system": campaign.system,
         "check": assembled.check,

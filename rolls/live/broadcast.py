@@ -1,8 +1,8 @@
-"""After-commit publishing of events to the live feed's audience groups.
+"""After-commit publishing of events to the live feed's groups.
 
 Every committed event is rendered by `rolls.reads.selectors.present_events` (the one place that
-decides who sees what) once per audience class, and sent to channel-layer groups so that a socket
-never receives content its member may not see:
+decides who sees what) once per class of viewer (any, GM, member), and sent to channel-layer
+groups so that a socket never receives content its member may not see:
 
 - an event everyone may see in full goes, once, to ``campaign.<id>.all`` (every socket);
 - otherwise the GM's rendering goes to ``campaign.<id>.gm``; the full event to
@@ -78,7 +78,7 @@ def event_frame(shown: dict[str, Any]) -> str:
 def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     """(group, message) pairs for one committed event, in the order they are to be sent.
 
-    `audience` tells the consumer whom the text was rendered for ("any", "gm" or "member"), so a
+    `rendered_for` tells the consumer whom the text was rendered for ("any", "gm" or "member"), so a
     socket whose role changed meanwhile renders the event itself instead of using it.
     """
     cid = event.campaign_id
@@ -90,23 +90,23 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
         sample = members.exclude(role=Role.GM).first() or members.first()
         shown = present_events([event], sample)[0] if sample else None
         if shown and not shown["redacted"]:
-            return [(group_all(cid), {**base, "audience": "any", "text": event_frame(shown)})]
+            return [(group_all(cid), {**base, "rendered_for": "any", "text": event_frame(shown)})]
     memberships = list(members)
     gms = [m for m in memberships if m.role == Role.GM]
     others = [m for m in memberships if m.role != Role.GM]
     pairs: list[tuple[str, dict[str, Any]]] = []
     if gms:
         [shown] = present_events([event], gms[0])
-        pairs.append((group_gm(cid), {**base, "audience": "gm", "text": event_frame(shown)}))
+        pairs.append((group_gm(cid), {**base, "rendered_for": "gm", "text": event_frame(shown)}))
     views = {m.user_id: present_events([event], m)[0] for m in others}
     full_for = sorted(user_id for user_id, shown in views.items() if not shown["redacted"])
     for user_id in full_for:
         text = event_frame(views[user_id])
-        pairs.append((group_user(cid, user_id), {**base, "audience": "member", "text": text}))
+        pairs.append((group_user(cid, user_id), {**base, "rendered_for": "member", "text": text}))
     stub = next((shown for shown in views.values() if shown["redacted"]), None)
     if stub is not None:
         text = event_frame(stub)
-        message = {**base, "audience": "member", "text": text, "full_for": full_for}
+        message = {**base, "rendered_for": "member", "text": text, "full_for": full_for}
         pairs.append((group_all(cid), message))
     return pairs
 

@@ -212,7 +212,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
     # --- delivery --------------------------------------------------------------------------
 
     async def feed_event(self, message: dict[str, Any]) -> None:
-        """A live event from `rolls.live.broadcast`, rendered for an audience this socket is in."""
+        """A live event from `rolls.live.broadcast`, rendered for a class of viewer (its
+        ``rendered_for``) this socket belongs to."""
         seq = message["seq"]
         async with self._lock:
             if self.closed or seq <= self.last_sent:
@@ -230,13 +231,13 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                 await self._membership_changed()
 
     def _renders_for_me(self, message: dict[str, Any]) -> bool:
-        audience = message["audience"]
-        if audience == "any":
+        rendered_for = message["rendered_for"]
+        if rendered_for == "any":
             return True
         if self._is_gm:  # a GM seeing a stub: the GM's own rendering was lost
-            return audience == "gm"
+            return rendered_for == "gm"
         # A stub naming us among those who get the full event: the full one was lost.
-        return audience == "member" and self.user.pk not in message.get("full_for", ())
+        return rendered_for == "member" and self.user.pk not in message.get("full_for", ())
 
     async def _send_from_db(self, until: int, start: int | None = None) -> None:
         """Send (start or last_sent, until] from the log as this member may see it, in pages."""

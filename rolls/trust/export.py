@@ -21,7 +21,7 @@ from campaign.models import Campaign, Event, Membership, Role, Session
 from eventlog.chain import timestamp
 from rolls.models import Check
 from rolls.reads.selectors import check_visible, present_events
-from rolls.trust.logcheck import event_rows
+from rolls.trust.stored_log import event_rows
 
 FORMAT = "tablecheck-log/1"
 # What a redacted event keeps: as much as the live feed shows of it, plus its place in the chain.

@@ -13,7 +13,7 @@ from campaign import services
 from campaign.models import AppendOnlyError, Character, Event
 from eventlog import append_only
 from eventlog.stream import append_event, lock_stream
-from rolls.trust.logcheck import verify_campaigns
+from rolls.trust.stored_log import verify_campaigns
 
 
 def seqs(campaign) -> list[int]:

@@ -25,7 +25,7 @@ import pytest
 from django.db import connection
 
 from rolls.models import Check
-from rolls.trust.logcheck import verify_campaigns
+from rolls.trust.stored_log import verify_campaigns
 from tests.live.conftest import ROOT, WAIT, _free_socket, database_url, head_of, in_db
 
 pytestmark = [

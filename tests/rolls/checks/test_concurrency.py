@@ -10,7 +10,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from rolls.models import Check, RuleUse
-from rolls.trust.logcheck import verify_campaigns
+from rolls.trust.stored_log import verify_campaigns
 
 N = 50
 

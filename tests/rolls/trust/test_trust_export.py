@@ -11,7 +11,7 @@ from campaign.models import Event, Membership
 from rolls.checks import services as rolls
 from rolls.models import Check
 from rolls.trust.export import CSV_COLUMNS, checks_csv, export_campaign
-from rolls.trust.logcheck import event_rows
+from rolls.trust.stored_log import event_rows
 from rolls.trust.verify import check_export
 
 

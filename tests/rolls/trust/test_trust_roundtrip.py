@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from rolls.systems import SYSTEM_IDS
 from rolls.trust.export import export_campaign
-from rolls.trust.logcheck import verify_campaigns
+from rolls.trust.stored_log import verify_campaigns
 from rolls.trust.verify import check_export, main
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -13,7 +13,7 @@ from django.db import connection
 
 from campaign.models import Campaign, Event, SessionSecret
 from eventlog import append_only
-from rolls.trust.logcheck import verify_campaigns
+from rolls.trust.stored_log import verify_campaigns
 
 Tamper = Callable[[Campaign], tuple[int, str, str]]
 

@@ -1,4 +1,5 @@
-"""The rule-state panels: resources and what the stateful rules have used up, per member."""
+"""What the stateful rules allow now (GET …/state/): resources and what the rules have used up,
+per member."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from rolls.models import Check, RuleUse, TaskAttempts
 from rolls.reads.selectors import check_visible, resources_for
 
 
-def rule_state_for(campaign: Campaign, membership: Membership) -> dict[str, Any]:
+def allowances_for(campaign: Campaign, membership: Membership) -> dict[str, Any]:
     """Beats, Fortune, free botches, intentional dramatic failures and retries as they stand.
 
     A player learns nothing here that the rolls they may see do not already tell: allowances
