@@ -20,6 +20,7 @@ from rolls.checks.assembly import SYSTEM_KEYS, RollContext, assemble
 from rolls.checks.requests import (
     COMMON_KEYS,
     find_character,
+    refuse_unknown_fields,
 )
 from rolls.models import CheckCall
 
@@ -42,9 +43,7 @@ def call_for_check(
         raise InvalidInput("request", "expected an object")
     spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
     allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
-    unknown = sorted(set(spec) - allowed)
-    if unknown:
-        raise InvalidInput(f"request.{unknown[0]}", f"not a field of a {campaign.system} check")
+    refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
     for character in characters:  # the call must be rollable by everyone it names
         call_rules(
             assemble,

@@ -32,6 +32,15 @@ GM_FLAGS = {
 }
 
 
+def refuse_unknown_fields(
+    data: Mapping[str, Any], allowed: set[str], system: str, prefix: str = ""
+) -> None:
+    """A request names only fields its check has; the first unknown one (sorted) is the 400."""
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise InvalidInput(f"{prefix}{unknown[0]}", f"not a field of a {system} check")
+
+
 def text_field(data: Mapping[str, Any], key: str, max_length: int) -> str:
     value = data.get(key) or ""
     if not isinstance(value, str) or len(value) > max_length:

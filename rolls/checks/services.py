@@ -35,6 +35,7 @@ from rolls.checks.requests import (
     answering_call,
     find_character,
     helper_checks,
+    refuse_unknown_fields,
     text_field,
 )
 from rolls.checks.rolling import (
@@ -64,9 +65,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         # The GM's call decides what is rolled; the player only chooses to roll (and the faces).
         data = {**data, **call.request}
     allowed = COMMON_KEYS | {"call"} | set(SYSTEM_KEYS[system]) | KIND_KEYS[system]
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise InvalidInput(unknown[0], f"not a field of a {system} check")
+    refuse_unknown_fields(data, allowed, system)
 
     session = Session.open_in(campaign)
     if session is None:
@@ -234,9 +233,7 @@ def preview_odds(
             helpers=[],
         )
     spec = {k: v for k, v in data.items() if k not in ("against", "actions", "helpers", "mode")}
-    unknown = sorted(set(spec) - (COMMON_KEYS | set(SYSTEM_KEYS[campaign.system])))
-    if unknown:
-        raise InvalidInput(unknown[0], f"not a field of a {campaign.system} check")
+    refuse_unknown_fields(spec, COMMON_KEYS | set(SYSTEM_KEYS[campaign.system]), campaign.system)
     assembled = call_rules(
         assemble,
         campaign.system,
