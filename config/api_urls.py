@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
 from campaign.api import views as campaign_views
+from rolls.api import reports as report_views
 from rolls.api import views as roll_views
 
 C = "campaigns/<int:campaign_id>"
@@ -58,4 +59,15 @@ urlpatterns = [
     path(f"{C}/state/", roll_views.RuleStateView.as_view(), name="api-state"),
     path(f"{C}/export/", roll_views.ExportView.as_view(), name="api-export"),
     path(f"{C}/export.csv", roll_views.ExportCsvView.as_view(), name="api-export-csv"),
+    path(f"{C}/report/", report_views.LuckReportView.as_view(), name="api-luck-report"),
+    path(
+        f"{C}/sessions/<int:number>/report/",
+        report_views.SessionLuckReportView.as_view(),
+        name="api-session-luck-report",
+    ),
+    path(
+        f"{C}/sessions/<int:number>/chronicle/",
+        report_views.ChronicleView.as_view(),
+        name="api-chronicle",
+    ),
 ]

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from pages import views
+from pages import reports, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -13,4 +13,15 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/gm/", views.gm_dashboard, name="gm"),
     path("campaigns/<int:campaign_id>/play/", views.play, name="play"),
     path("campaigns/<int:campaign_id>/audit/", views.audit, name="campaign-audit"),
+    path("campaigns/<int:campaign_id>/report/", reports.luck_page, name="luck-report"),
+    path(
+        "campaigns/<int:campaign_id>/sessions/<int:number>/report/",
+        reports.luck_page,
+        name="session-luck-report",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/sessions/<int:number>/chronicle/",
+        reports.chronicle_page,
+        name="chronicle",
+    ),
 ]

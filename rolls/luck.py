@@ -34,7 +34,7 @@ STATISTIC: dict[str, tuple[str, str]] = {
 }
 # Above this many rolls the mean's tail probability uses the normal approximation (with each
 # roll's exact variance); at or below it, an exact convolution on a grid of half a point.
-EXACT_LIMIT = 40
+EXACT_LIMIT = 16
 _GRID = 200  # grid steps per unit of percentile (half a percentage point)
 
 

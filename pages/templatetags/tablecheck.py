@@ -15,16 +15,9 @@ from django.utils.translation import pgettext_lazy
 
 from rolls.systems.options import option_table
 from rolls.systems.traits import NICE_DAMNIT_RANKS, TRAIT_GROUPS
+from rolls.words import OUTCOMES, SYSTEM_NAMES
 
 register = template.Library()
-
-SYSTEM_NAMES = {
-    "d6pool": _("d6 pool («wrong way!»)"),
-    "storyteller": _("Storyteller (World of Darkness)"),
-    "nice_damnit": _("Nice!/Damnit! (2d10)"),
-    "age": _("AGE: The Expanse"),
-    "cofd": _("Chronicles of Darkness"),
-}
 
 SYSTEM_BLURBS = {
     "d6pool": _("Pool of d6: 4-6 is a success, a 1 takes one away; equal means «wrong way!»."),
@@ -41,39 +34,6 @@ SYSTEM_BLURBS = {
         "Pool of d10: 8+ succeeds, 10s explode; five successes are exceptional; no dice "
         "left is a chance die."
     ),
-}
-
-# Outcome words per system (contexts keep «неудача» and «провал» apart where the systems do).
-OUTCOMES: dict[str, dict[str, Any]] = {
-    "d6pool": {
-        "success": pgettext_lazy("d6pool outcome", "success"),
-        "wrong_way": pgettext_lazy("d6pool outcome", "wrong way!"),
-        "failure": pgettext_lazy("d6pool outcome", "failure"),
-        "critical_failure": pgettext_lazy("d6pool outcome", "critical failure"),
-    },
-    "storyteller": {
-        "success": pgettext_lazy("storyteller outcome", "success"),
-        "failure": pgettext_lazy("storyteller outcome", "failure"),
-        "botch": pgettext_lazy("storyteller outcome", "botch"),
-        "impossible": pgettext_lazy("storyteller outcome", "impossible"),
-    },
-    "nice_damnit": {
-        "bad": pgettext_lazy("nice_damnit outcome", "bad"),
-        "average": pgettext_lazy("nice_damnit outcome", "average"),
-        "excellent": pgettext_lazy("nice_damnit outcome", "excellent"),
-    },
-    "age": {
-        "success": pgettext_lazy("age outcome", "success"),
-        "failure": pgettext_lazy("age outcome", "failure"),
-        "auto_failure": pgettext_lazy("age outcome", "automatic failure"),
-        "rolled": pgettext_lazy("age outcome", "rolled"),
-    },
-    "cofd": {
-        "exceptional_success": pgettext_lazy("cofd outcome", "exceptional success"),
-        "success": pgettext_lazy("cofd outcome", "success"),
-        "failure": pgettext_lazy("cofd outcome", "failure"),
-        "dramatic_failure": pgettext_lazy("cofd outcome", "dramatic failure"),
-    },
 }
 
 # How good an outcome is, for its colour: great, good, mixed, bad, awful.

@@ -1,0 +1,158 @@
+"""After the session: the luck report and the chronicle as pages (charts drawn as SVG here)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from campaign.access import membership_of
+from campaign.models import Campaign, Membership, Session
+from rolls.reads.chronicle import session_chronicle
+from rolls.reads.luck import luck_report
+from rolls.words import OUTCOMES
+
+# A summary whose two-sided p-value is below this is called luckier/unluckier than chance.
+SURPRISING = 0.05
+STRIP_WIDTH = 400
+BAR_AREA = 110
+
+
+def _member(request: HttpRequest, campaign_id: int) -> tuple[Campaign, Membership]:
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    membership = membership_of(campaign, request.user) if campaign else None
+    if campaign is None or membership is None:
+        raise Http404  # the same answer for "no such campaign" and "not yours"
+    return campaign, membership
+
+
+def _session(campaign: Campaign, number: int) -> Session:
+    session = Session.objects.filter(campaign=campaign, number=number).first()
+    if session is None:
+        raise Http404
+    return session
+
+
+def _p_text(p: float | None) -> str:
+    if p is None:
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _verdict(summary: dict[str, Any]) -> str:
+    p, mean = summary.get("p_value"), summary.get("mean_percentile")
+    if p is None or mean is None or p >= SURPRISING:
+        return "ordinary"
+    return "lucky" if mean > 50 else "unlucky"
+
+
+def _summaries(report: dict[str, Any], system: str) -> dict[str, Any]:
+    names = OUTCOMES.get(system, {})
+    players = []
+    for player in report["players"]:
+        mean = player["mean_percentile"]
+        players.append(
+            {
+                **player,
+                "p_text": _p_text(player["p_value"]),
+                "verdict": _verdict(player),
+                "strip": [round(p * STRIP_WIDTH / 100, 1) for p in player["percentiles"]],
+                "mean_x": None if mean is None else round(mean * STRIP_WIDTH / 100, 1),
+            }
+        )
+    characters = [
+        {
+            **character,
+            "p_text": _p_text(character["p_value"]),
+            "verdict": _verdict(character),
+            "outcome_rows": [
+                {"name": str(names.get(outcome, outcome)), **counts}
+                for outcome, counts in character["outcomes"].items()
+            ],
+        }
+        for character in report["characters"]
+    ]
+    dice = []
+    for die in report["dice"]:
+        width = max(240, 34 * die["sides"])
+        step = width / die["sides"]
+        top = max(max(die["counts"]), die["expected"], 1)
+        bars = []
+        for face, count in enumerate(die["counts"], start=1):
+            height = round(count / top * BAR_AREA, 1)
+            x = round((face - 1) * step + step * 0.15, 1)
+            bars.append(
+                {
+                    "face": face,
+                    "count": count,
+                    "x": x,
+                    "w": round(step * 0.7, 1),
+                    "h": height,
+                    "y": round(BAR_AREA - height + 2, 1),
+                    "tx": round(x + step * 0.35 - 4, 1),
+                }
+            )
+        dice.append(
+            {
+                **die,
+                "width": width,
+                "bars": bars,
+                "expected_y": round(BAR_AREA - die["expected"] / top * BAR_AREA + 2, 1),
+                "p_text": _p_text(die["p_value"]),
+                "suspicious": die["p_value"] < 0.001,
+            }
+        )
+    return {"players": players, "characters": characters, "dice": dice}
+
+
+@login_required
+def luck_page(request: HttpRequest, campaign_id: int, number: int | None = None) -> HttpResponse:
+    campaign, membership = _member(request, campaign_id)
+    session = None if number is None else _session(campaign, number)
+    report = luck_report(campaign=campaign, membership=membership, session=session)
+    json_url = (
+        reverse("api-luck-report", args=[campaign.pk])
+        if session is None
+        else reverse("api-session-luck-report", args=[campaign.pk, session.number])
+    )
+    return render(
+        request,
+        "reports/luck.html",
+        {
+            "campaign": campaign,
+            "is_gm": membership.role == "gm",
+            "page_name": "report",
+            "session": session,
+            "sessions": Session.objects.filter(campaign=campaign).order_by("number"),
+            "report": report,
+            "json_url": json_url,
+            "proof": None,
+            **_summaries(report, campaign.system),
+        },
+    )
+
+
+@login_required
+def chronicle_page(request: HttpRequest, campaign_id: int, number: int) -> HttpResponse:
+    campaign, membership = _member(request, campaign_id)
+    session = _session(campaign, number)
+    chronicle = session_chronicle(campaign=campaign, membership=membership, session=session)
+    api = reverse("api-chronicle", args=[campaign.pk, session.number])
+    return render(
+        request,
+        "reports/chronicle.html",
+        {
+            "campaign": campaign,
+            "is_gm": membership.role == "gm",
+            "page_name": "report",
+            "session": session,
+            "chronicle": chronicle,
+            "time_zone": settings.TIME_ZONE,
+            "markdown_url": f"{api}?as=md",
+            "html_url": f"{api}?as=html",
+        },
+    )

@@ -1,0 +1,220 @@
+"""The chronicle of one session: what happened, roll by roll, as one viewer may see it.
+
+Built from the log through the feed's own presenter (`present_events`), so what a viewer may not
+see is a stub here too; rendered to Markdown here and to printable HTML by a template.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from campaign.models import Campaign, Event, Membership, Session
+from rolls.reads.selectors import present_events
+from rolls.words import outcome_name
+
+PERIOD_EVENTS = {
+    "session.started": gettext_lazy("Session {number} begins"),
+    "session.ended": gettext_lazy("Session {number} ends"),
+    "chapter.started": gettext_lazy("Chapter {number} begins"),
+    "chapter.ended": gettext_lazy("Chapter {number} ends"),
+    "scene.started": gettext_lazy("Scene {number} begins"),
+    "scene.ended": gettext_lazy("Scene {number} ends"),
+}
+
+
+@dataclass
+class Entry:
+    seq: int
+    time: str
+    kind: str  # period | roll | followup | call | reveal | note | hidden
+    title: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Chronicle:
+    campaign: str
+    system: str
+    session_number: int
+    session_title: str
+    entries: list[Entry]
+    gains: dict[str, dict[str, int]]  # character name → resource → gained this session
+    proof: list[str]
+
+
+def session_chronicle(*, campaign: Campaign, membership: Membership, session: Session) -> Chronicle:
+    last = session.ended_seq or campaign.head_seq
+    events = Event.objects.filter(
+        campaign=campaign, seq__gte=session.started_seq, seq__lte=last
+    ).order_by("seq")
+    presented = present_events(events, membership)
+    entries = [_entry(campaign.system, shown) for shown in presented]
+    return Chronicle(
+        campaign=campaign.name,
+        system=campaign.system,
+        session_number=session.number,
+        session_title=session.title,
+        entries=[entry for entry in entries if entry is not None],
+        gains=_gains(presented),
+        proof=_proof(presented),
+    )
+
+
+def _entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
+    seq, kind, when = shown["seq"], shown["type"], shown["created_at"][11:16]
+    who = (shown.get("actor") or {}).get("username") or _("the server")
+    if shown.get("redacted"):
+        if kind == "check.rolled":
+            return Entry(seq, when, "hidden", _("{who} made a hidden roll").format(who=who))
+        return None
+    payload = shown.get("payload") or {}
+    if kind in PERIOD_EVENTS:
+        title = str(PERIOD_EVENTS[kind]).format(number=payload.get("number", "?"))
+        if payload.get("title"):
+            title += f": {payload['title']}"
+        return Entry(seq, when, "period", title)
+    if kind == "check.rolled":
+        return _roll_entry(system, seq, when, who, payload)
+    if kind == "check.dramatic_failure_taken":
+        return Entry(
+            seq, when, "followup",
+            _("{who} turned roll #{target} into a dramatic failure (a Beat)").format(
+                who=who, target=payload.get("check_seq")
+            ),
+        )  # fmt: skip
+    if kind == "check.fortune_spent":
+        change = payload.get("change") or {}
+        return Entry(
+            seq, when, "followup",
+            _("{who} spent {cost} Fortune on roll #{target}: die {die} becomes {value}").format(
+                who=who, cost=payload.get("cost"), target=payload.get("check_seq"),
+                die=int(change.get("die", 0)) + 1, value=change.get("value"),
+            ),
+        )  # fmt: skip
+    if kind == "check.extra_nice_taken":
+        result = payload.get("result") or {}
+        return Entry(
+            seq, when, "followup",
+            _("{who} took {n} extra Nice! on roll #{target}").format(
+                who=who, n=result.get("extra_nice"), target=payload.get("check_seq")
+            ),
+        )  # fmt: skip
+    if kind == "check.revealed":
+        return Entry(
+            seq, when, "reveal",
+            _("The GM revealed roll #{target}").format(target=payload.get("check_seq")),
+        )  # fmt: skip
+    if kind == "check.called":
+        names = ", ".join(payload.get("character_names") or ())
+        request = payload.get("request") or {}
+        what = request.get("label") or " + ".join(request.get("traits") or ()) or _("a check")
+        return Entry(
+            seq, when, "call",
+            _("The GM called for {what} from {names}").format(what=what, names=names),
+        )  # fmt: skip
+    return None
+
+
+def _roll_entry(system: str, seq: int, when: str, who: str, payload: Mapping[str, Any]) -> Entry:
+    label = payload.get("label") or payload.get("task") or ""
+    rolls = payload.get("rolls") or []
+    names = " vs ".join(roll.get("character_name") or "?" for roll in rolls)
+    title = _("{who} rolled for {names}").format(who=who, names=names or "?")
+    if label:
+        title += f" — «{label}»"
+    lines = []
+    for roll in rolls:
+        terms = " + ".join(
+            f"{term.get('label')} {term.get('value')}" for term in roll.get("breakdown") or ()
+        )
+        result = roll.get("result") or {}
+        outcome = outcome_name(system, str(result.get("outcome", "")))
+        dice = " ".join(str(face) for face in roll.get("faces") or ())
+        detail = _describe(result)
+        line = f"{roll.get('character_name') or '?'}: {terms or '—'} → [{dice}] → **{outcome}**"
+        lines.append(f"{line} ({detail})" if detail else line)
+    if payload.get("dice") == "manual":
+        lines.append(_("physical dice"))
+    return Entry(seq, when, "roll", title, lines)
+
+
+def _describe(result: Mapping[str, Any]) -> str:
+    if "successes" in result:
+        return _("{n} successes").format(n=result["successes"])
+    if "total" in result:
+        return _("total {n}").format(n=result["total"])
+    return ""
+
+
+def _gains(presented: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Beats and other resources the session's visible rolls and follow-ups gave or took."""
+    names: dict[str, str] = {}
+    gains: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for shown in presented:
+        if shown.get("redacted"):
+            continue
+        payload = shown.get("payload") or {}
+        for roll in payload.get("rolls") or ():
+            if roll.get("character_id"):
+                names[roll["character_id"]] = roll.get("character_name") or "?"
+        character = shown.get("character")
+        if shown["type"] == "check.dramatic_failure_taken" and character:
+            gains[character]["beats"] += 1
+        elif shown["type"] == "check.fortune_spent" and character:
+            gains[character]["fortune"] -= int(payload.get("cost") or 0)
+    return {
+        names.get(character, character): dict(changes)
+        for character, changes in gains.items()
+        if any(changes.values())
+    }
+
+
+def _proof(presented: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for shown in presented:
+        payload = shown.get("payload") or {}
+        if shown["type"] == "session.started" and payload.get("seed_commitment"):
+            lines.append(
+                _("Dice seed committed at the start: {commitment}").format(
+                    commitment=payload["seed_commitment"]
+                )
+            )
+        if shown["type"] == "session.ended":
+            if payload.get("seed"):
+                lines.append(_("Seed revealed at the end: {seed}").format(seed=payload["seed"]))
+            if payload.get("final_hash"):
+                lines.append(
+                    _("Receipt: #{seq}:{hash}").format(
+                        seq=payload.get("final_seq"), hash=payload["final_hash"]
+                    )
+                )
+    if not any(shown["type"] == "session.ended" for shown in presented):
+        lines.append(_("The session is still open: its seed is revealed when it ends."))
+    lines.append(_("Check it yourself: python -m rolls.verify export.json --receipt SEQ:HASH"))
+    return lines
+
+
+def to_markdown(chronicle: Chronicle) -> str:
+    title = _("Session {number}").format(number=chronicle.session_number)
+    if chronicle.session_title:
+        title += f": {chronicle.session_title}"
+    out = [f"# {chronicle.campaign} — {title}", ""]
+    for entry in chronicle.entries:
+        if entry.kind == "period":
+            out += ["", f"## {entry.title}", ""]
+            continue
+        out.append(f"- `#{entry.seq}` {entry.time} — {entry.title}")
+        out += [f"  - {line}" for line in entry.lines]
+    if chronicle.gains:
+        out += ["", "## " + _("Gained this session"), ""]
+        for name, changes in sorted(chronicle.gains.items()):
+            listed = ", ".join(f"{resource} {delta:+d}" for resource, delta in changes.items())
+            out.append(f"- {name}: {listed}")
+    out += ["", "## " + _("Proof"), ""] + [f"- {line}" for line in chronicle.proof]
+    return "\n".join(out) + "\n"

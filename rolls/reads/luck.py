@@ -1,0 +1,227 @@
+"""The luck and fairness report of a session or a campaign, for one viewer, from the log alone.
+
+Every roll counted is a roll the viewer may see (a hidden roll counts once it is revealed; the GM
+sees all): the same visibility decision as the feed. Percentiles rank each roll's statistic under
+the exact odds of its check as rolled (the event's payload; follow-ups such as Fortune do not
+change it), so a roll's luck is what the dice did, not what was done with them afterwards.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from django.contrib.auth import get_user_model
+
+from campaign.models import Campaign, Membership, Session
+from rolls import luck
+from rolls.models import Check
+from rolls.reads.selectors import check_visible
+from rolls.systems import RuleError
+
+# How many of the luckiest and unluckiest rolls each summary lists.
+EXTREMES = 3
+
+
+@dataclass
+class RolledDie:
+    """One roll entry of a check (a check holds several for opposed or multiple actions)."""
+
+    seq: int
+    system: str
+    character_id: str | None
+    character_name: str
+    actor_id: int | None
+    label: str
+    outcome: str
+    statistic: int
+    percentile: luck.Percentile | None
+    expected: dict[str, float]
+    manual: bool
+    faces: list[int]
+
+
+@dataclass
+class _Tally:
+    rolls: list[RolledDie] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        ranked = [roll for roll in self.rolls if roll.percentile is not None]
+        test = luck.mean_test([roll.percentile for roll in ranked if roll.percentile])
+        observed: dict[str, int] = defaultdict(int)
+        expected: dict[str, float] = defaultdict(float)
+        for roll in self.rolls:
+            observed[roll.outcome] += 1
+            for outcome, p in roll.expected.items():
+                expected[outcome] += p
+        by_luck = sorted(ranked, key=lambda roll: (roll.percentile.value, roll.seq))  # type: ignore[union-attr]
+        return {
+            "rolls": len(self.rolls),
+            "ranked": len(ranked),
+            "mean_percentile": None if test is None else round(test.mean * 100, 1),
+            "p_value": None if test is None else test.p_value,
+            "method": None if test is None else test.method,
+            "outcomes": {
+                outcome: {"observed": observed.get(outcome, 0), "expected": round(e, 2)}
+                for outcome, e in sorted(expected.items(), key=lambda item: -item[1])
+            }
+            | {
+                outcome: {"observed": count, "expected": 0.0}
+                for outcome, count in observed.items()
+                if outcome not in expected
+            },
+            "luckiest": [_roll_brief(roll) for roll in reversed(by_luck[-EXTREMES:])],
+            "unluckiest": [_roll_brief(roll) for roll in by_luck[:EXTREMES]],
+        }
+
+
+def _roll_brief(roll: RolledDie) -> dict[str, Any]:
+    return {
+        "seq": roll.seq,
+        "character": roll.character_name,
+        "label": roll.label,
+        "outcome": roll.outcome,
+        "statistic": roll.statistic,
+        "percentile": None if roll.percentile is None else round(roll.percentile.value * 100, 1),
+    }
+
+
+def visible_rolls(
+    *, campaign: Campaign, membership: Membership, session: Session | None = None
+) -> list[RolledDie]:
+    """Every roll entry of every check the viewer may see, in log order."""
+    checks = Check.objects.filter(campaign=campaign).order_by("seq")
+    if session is not None:
+        checks = checks.filter(session_id=session.pk)
+    rolled: list[RolledDie] = []
+    for check in checks.iterator(chunk_size=2000):
+        if not check_visible(check, membership):
+            continue
+        payload = check.event.payload
+        for entry in payload.get("rolls", ()):
+            rolled.append(_entry(check, payload, entry))
+    return rolled
+
+
+def _entry(check: Check, payload: Mapping[str, Any], entry: Mapping[str, Any]) -> RolledDie:
+    system = check.system
+    rule_check = entry.get("check") or {}
+    result = entry.get("result") or {}
+    statistic_key = luck.STATISTIC[system][0]
+    try:
+        distribution = luck.distribution(system, rule_check)
+        expected = luck.expected_outcomes(system, rule_check)
+    except (RuleError, KeyError, TypeError, ValueError):
+        distribution, expected = {}, {}
+    # A roll whose result was certain (an automatic success, no dice) says nothing about luck.
+    ranked = (
+        luck.percentile_of(int(result.get(statistic_key) or 0), distribution)
+        if len(distribution) > 1
+        else None
+    )
+    return RolledDie(
+        seq=check.seq,
+        system=system,
+        character_id=entry.get("character_id"),
+        character_name=entry.get("character_name") or "",
+        actor_id=check.actor_id,
+        label=entry.get("label") or payload.get("label") or check.label or "",
+        outcome=str(result.get("outcome", "")),
+        statistic=int(result.get(statistic_key) or 0),
+        percentile=ranked,
+        expected=expected,
+        manual=check.manual,
+        faces=[face for face in entry.get("faces", ()) if isinstance(face, int)],
+    )
+
+
+def luck_report(
+    *, campaign: Campaign, membership: Membership, session: Session | None = None
+) -> dict[str, Any]:
+    """The report as the API returns it and the page draws it."""
+    rolls = visible_rolls(campaign=campaign, membership=membership, session=session)
+    per_character: dict[str, _Tally] = defaultdict(_Tally)
+    names: dict[str, str] = {}
+    per_player: dict[int | None, _Tally] = defaultdict(_Tally)
+    for roll in rolls:
+        key = roll.character_id or f"npc:{roll.character_name}"
+        names[key] = roll.character_name
+        per_character[key].rolls.append(roll)
+        per_player[roll.actor_id].rolls.append(roll)
+    usernames = _usernames(per_player)
+    strip_limit = 400 if session is None else None
+    return {
+        "campaign": campaign.pk,
+        "system": campaign.system,
+        "session": None if session is None else {"id": str(session.pk), "number": session.number},
+        "rolls": len(rolls),
+        "characters": [
+            {"id": _uuid_or_none(key), "name": names[key], **tally.summary()}
+            for key, tally in sorted(per_character.items(), key=lambda item: names[item[0]])
+        ],
+        "players": [
+            {
+                "user_id": user_id,
+                "username": usernames.get(user_id, ""),
+                **tally.summary(),
+                "percentiles": [
+                    round(roll.percentile.value * 100, 1)
+                    for roll in tally.rolls[-strip_limit if strip_limit else 0 :]
+                    if roll.percentile is not None
+                ],
+            }
+            for user_id, tally in sorted(
+                per_player.items(), key=lambda item: usernames.get(item[0], "")
+            )
+        ],
+        "dice": _dice(rolls, campaign.system),
+        "method": {
+            "percentile": "mid-rank under the exact odds: P(X < x) + P(X = x) / 2",
+            "mean": (
+                f"two-sided; exact (grid of half a point) up to {luck.EXACT_LIMIT} rolls, "
+                "normal approximation with each roll's exact variance above"
+            ),
+            "dice": "Pearson's chi-square against a fair die, per die size and source",
+        },
+    }
+
+
+def _dice(rolls: Iterable[RolledDie], system: str) -> list[dict[str, Any]]:
+    faces: dict[str, list[int]] = {"server": [], "manual": []}
+    for roll in rolls:
+        faces["manual" if roll.manual else "server"].extend(roll.faces)
+    sides = luck.SIDES[system]
+    shown = []
+    for source, values in faces.items():
+        if not values:
+            continue
+        test = luck.chi_square_uniform(values, sides)
+        shown.append(
+            {
+                "source": source,
+                "sides": sides,
+                "counts": list(test.counts),
+                "total": test.total,
+                "expected": round(test.expected, 2),
+                "chi_square": round(test.statistic, 3),
+                "dof": test.dof,
+                "p_value": test.p_value,
+            }
+        )
+    return shown
+
+
+def _usernames(per_player: Mapping[int | None, Any]) -> dict[int | None, str]:
+    ids = [user_id for user_id in per_player if user_id is not None]
+    User = get_user_model()
+    return dict(User.objects.filter(pk__in=ids).values_list("pk", User.USERNAME_FIELD))
+
+
+def _uuid_or_none(key: str) -> str | None:
+    try:
+        return str(UUID(key))
+    except ValueError:
+        return None

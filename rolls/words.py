@@ -1,0 +1,56 @@
+"""Each system's name and outcome words, translated: the seeds' own terms («не туда!», botch…).
+
+One source for the pages, the chronicle and anything else that names an outcome to a person.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
+SYSTEM_NAMES = {
+    "d6pool": _("d6 pool («wrong way!»)"),
+    "storyteller": _("Storyteller (World of Darkness)"),
+    "nice_damnit": _("Nice!/Damnit! (2d10)"),
+    "age": _("AGE: The Expanse"),
+    "cofd": _("Chronicles of Darkness"),
+}
+
+# Outcome words per system (contexts keep «неудача» and «провал» apart where the systems do).
+OUTCOMES: dict[str, dict[str, Any]] = {
+    "d6pool": {
+        "success": pgettext_lazy("d6pool outcome", "success"),
+        "wrong_way": pgettext_lazy("d6pool outcome", "wrong way!"),
+        "failure": pgettext_lazy("d6pool outcome", "failure"),
+        "critical_failure": pgettext_lazy("d6pool outcome", "critical failure"),
+    },
+    "storyteller": {
+        "success": pgettext_lazy("storyteller outcome", "success"),
+        "failure": pgettext_lazy("storyteller outcome", "failure"),
+        "botch": pgettext_lazy("storyteller outcome", "botch"),
+        "impossible": pgettext_lazy("storyteller outcome", "impossible"),
+    },
+    "nice_damnit": {
+        "bad": pgettext_lazy("nice_damnit outcome", "bad"),
+        "average": pgettext_lazy("nice_damnit outcome", "average"),
+        "excellent": pgettext_lazy("nice_damnit outcome", "excellent"),
+    },
+    "age": {
+        "success": pgettext_lazy("age outcome", "success"),
+        "failure": pgettext_lazy("age outcome", "failure"),
+        "auto_failure": pgettext_lazy("age outcome", "automatic failure"),
+        "rolled": pgettext_lazy("age outcome", "rolled"),
+    },
+    "cofd": {
+        "exceptional_success": pgettext_lazy("cofd outcome", "exceptional success"),
+        "success": pgettext_lazy("cofd outcome", "success"),
+        "failure": pgettext_lazy("cofd outcome", "failure"),
+        "dramatic_failure": pgettext_lazy("cofd outcome", "dramatic failure"),
+    },
+}
+
+
+def outcome_name(system: str, outcome: str) -> str:
+    return str(OUTCOMES.get(system, {}).get(outcome, outcome))
