@@ -1,0 +1,141 @@
+"""The luck report and the session chronicle: right numbers, and nothing a viewer may not see."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from campaign import services
+from rolls import luck
+
+STORYTELLER = {"traits": ["Physical", "Lockpicking"], "difficulty": 6}  # 3 + 4 = 7 dice
+
+
+def _page(user: Any, url: str) -> tuple[int, str]:
+    client = Client()
+    client.force_login(user)
+    response = client.get(url)
+    return response.status_code, response.content.decode()
+
+
+@pytest.fixture
+def played(table, users):
+    """A Storyteller session with a public, a private and a blind roll, and a GM's call."""
+    t = table("storyteller")
+    t.roll("alice", label="pick the lock", faces=[10, 9, 8, 7, 3, 2, 2], **STORYTELLER)
+    t.roll(
+        "boris",
+        visibility="private",
+        label="boris's secret",
+        faces=[1, 1, 2, 3, 4, 5, 6],
+        **STORYTELLER,
+    )
+    blind = t.roll(
+        "gm",
+        character=str(t.characters["alice"].pk),
+        visibility="blind",
+        label="the blind one",
+        faces=[10, 10, 10, 10, 10, 10, 10],
+        **STORYTELLER,
+    )
+    t.post(
+        "gm",
+        "calls/",
+        {
+            "characters": [str(t.characters["boris"].pk)],
+            "request": {"traits": ["Physical"], "label": "dodge"},
+        },
+        expect=201,
+    )
+    return t, blind["seq"]
+
+
+def test_each_viewer_counts_only_the_rolls_they_may_see(played, users):
+    t, blind_seq = played
+    counts = {who: t.get(who, "report/")["rolls"] for who in ("gm", "alice", "boris", "olga")}
+    assert counts == {"gm": 3, "alice": 1, "boris": 2, "olga": 1}
+    alice_view = t.get("alice", "sessions/1/report/")
+    assert {c["name"] for c in alice_view["characters"]} == {"Alice's hero"}
+    assert all(r["seq"] != blind_seq for c in alice_view["characters"] for r in c["luckiest"])
+    # the blind roll's sevens would show in the histogram: alice's faces only
+    assert sum(d["total"] for d in alice_view["dice"]) == 7
+
+    t.post("gm", f"checks/{blind_seq}/reveal/", expect=200)
+    assert t.get("alice", "report/")["rolls"] == 2
+    assert t.get("olga", "report/")["rolls"] == 2
+    assert t.get("boris", "report/")["rolls"] == 3
+
+
+def test_the_numbers_are_the_exact_odds(played):
+    t, _ = played
+    report = t.get("gm", "sessions/1/report/")
+    alice = next(c for c in report["characters"] if c["name"] == "Alice's hero")
+    rolled = [c for c in t.get("gm", "checks/") if c["character"] == str(t.characters["alice"].pk)]
+    assert len(rolled) == 2
+    checks = [c["data"]["rolls"][0]["check"] for c in rolled]  # the rules' check as rolled
+    mids = [
+        luck.percentile("storyteller", check, {"successes": n}).value
+        for check, n in zip(checks, (4, 7), strict=True)
+    ]
+    assert alice["mean_percentile"] == pytest.approx(round(sum(mids) / 2 * 100, 1))
+    assert alice["luckiest"][0]["percentile"] == pytest.approx(round(mids[1] * 100, 1))
+    assert alice["outcomes"]["success"]["observed"] == 2
+    for outcome, p in luck.expected_outcomes("storyteller", checks[0]).items():
+        both = p + luck.expected_outcomes("storyteller", checks[1]).get(outcome, 0.0)
+        assert alice["outcomes"][outcome]["expected"] == pytest.approx(round(both, 2))
+    physical = next(d for d in report["dice"] if d["source"] == "manual")
+    faces = [10, 9, 8, 7, 3, 2, 2] + [1, 1, 2, 3, 4, 5, 6] + [10] * 7
+    assert physical["counts"] == [faces.count(face) for face in range(1, 11)]
+    assert physical["p_value"] == pytest.approx(luck.chi_square_uniform(faces, 10).p_value)
+
+
+def test_the_chronicle_tells_the_session_and_hides_what_it_must(played, users):
+    t, blind_seq = played
+    url = f"{t.url}/sessions/1/chronicle/?as=md"
+    gm = t.clients["gm"].get(url).content.decode()
+    assert "pick the lock" in gm and "the blind one" in gm and "boris's secret" in gm
+    assert "[10 9 8 7 3 2 2]" in gm
+    assert "dodge" in gm  # the GM's call
+    for who in ("alice", "olga"):
+        seen = t.clients[who].get(url).content.decode()
+        assert "pick the lock" in seen
+        assert "the blind one" not in seen and "boris's secret" not in seen
+        assert "[10 10 10 10 10 10 10]" not in seen and "[1 1 2 3 4 5 6]" not in seen
+        assert f"`#{blind_seq}`" in seen  # a stub keeps its place
+    boris = t.clients["boris"].get(url).content.decode()
+    assert "boris's secret" in boris and "the blind one" not in boris
+
+    services.end_session(campaign=t.campaign, actor=users["gm"])
+    ended = t.clients["alice"].get(url).content.decode()
+    assert "Receipt: #" in ended or "Квитанция" in ended
+    html = t.clients["alice"].get(f"{t.url}/sessions/1/chronicle/?as=html")
+    assert html["Content-Disposition"].endswith('.html"')
+    assert "the blind one" not in html.content.decode()
+
+
+def test_pages_render_for_members_and_refuse_everyone_else(played, users):
+    t, _ = played
+    campaign = t.campaign.pk
+    pages = [
+        f"/campaigns/{campaign}/report/",
+        f"/campaigns/{campaign}/sessions/1/report/",
+        f"/campaigns/{campaign}/sessions/1/chronicle/",
+    ]
+    for url in pages:
+        status, body = _page(users["olga"], url)
+        assert status == 200
+        assert "the blind one" not in body and "boris's secret" not in body
+        assert _page(users["stranger"], url)[0] == 404
+    assert (
+        _page(users["gm"], f"/campaigns/{campaign}/sessions/1/chronicle/")[1].count("the blind one")
+        == 1
+    )
+    assert _page(users["gm"], f"/campaigns/{campaign}/sessions/7/report/")[0] == 404
+    for api in ("report/", "sessions/1/report/", "sessions/1/chronicle/"):
+        client = Client()
+        client.force_login(users["stranger"])
+        assert client.get(f"{t.url}/{api}").status_code == 404
+    assert t.clients["gm"].get(f"{t.url}/sessions/1/chronicle/?as=pdf").status_code == 400
+    assert t.clients["gm"].get(f"{t.url}/sessions/99/chronicle/").status_code == 404
