@@ -31,6 +31,7 @@ def main() -> int:
     runs = [
         ["bench/engines.py", *quick],
         ["bench/log.py", *(["--events", "100000"] if args.quick else [])],
+        ["bench/report.py", *quick],
         ["bench/api.py", *quick, *pg],
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
         ["bench/sockets.py"],

@@ -11,17 +11,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 from uuid import UUID
 
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 
-from campaign.models import Campaign, Membership, Session
+from campaign.models import Campaign, Membership, Role, Session
 from rolls import luck
 from rolls.models import Check
 from rolls.reads.selectors import check_visible
 from rolls.systems import RuleError
 
+# A report is recomputed only when the log moves on; this bounds how long an unused one is kept.
+REPORT_CACHE_SECONDS = 600
 # How many of the luckiest and unluckiest rolls each summary lists.
 EXTREMES = 3
 
@@ -89,6 +93,20 @@ def _roll_brief(roll: RolledDie) -> dict[str, Any]:
     }
 
 
+class _CheckRow(NamedTuple):
+    """The columns of a check the report reads (no model instances: a campaign has 100,000s)."""
+
+    seq: int
+    system: str
+    visibility: str
+    revealed: bool
+    audience: list[int]
+    actor_id: int | None
+    manual: bool
+    label: str
+    payload: dict[str, Any]
+
+
 def visible_rolls(
     *, campaign: Campaign, membership: Membership, session: Session | None = None
 ) -> list[RolledDie]:
@@ -96,41 +114,32 @@ def visible_rolls(
     checks = Check.objects.filter(campaign=campaign).order_by("seq")
     if session is not None:
         checks = checks.filter(session_id=session.pk)
+    rows = checks.values_list(*_CheckRow._fields[:-1], "event__payload")
     rolled: list[RolledDie] = []
-    for check in checks.iterator(chunk_size=2000):
-        if not check_visible(check, membership):
+    for values in rows.iterator(chunk_size=2000):
+        check = _CheckRow(*values)
+        if not check_visible(check, membership):  # type: ignore[arg-type]
             continue
-        payload = check.event.payload
-        for entry in payload.get("rolls", ()):
-            rolled.append(_entry(check, payload, entry))
+        for entry in check.payload.get("rolls", ()):
+            rolled.append(_entry(check, entry))
     return rolled
 
 
-def _entry(check: Check, payload: Mapping[str, Any], entry: Mapping[str, Any]) -> RolledDie:
+def _entry(check: _CheckRow, entry: Mapping[str, Any]) -> RolledDie:
     system = check.system
     rule_check = entry.get("check") or {}
     result = entry.get("result") or {}
-    statistic_key = luck.STATISTIC[system][0]
-    try:
-        distribution = luck.distribution(system, rule_check)
-        expected = luck.expected_outcomes(system, rule_check)
-    except (RuleError, KeyError, TypeError, ValueError):
-        distribution, expected = {}, {}
-    # A roll whose result was certain (an automatic success, no dice) says nothing about luck.
-    ranked = (
-        luck.percentile_of(int(result.get(statistic_key) or 0), distribution)
-        if len(distribution) > 1
-        else None
-    )
+    statistic = int(result.get(luck.STATISTIC[system][0]) or 0)
+    ranked, expected = _ranked(system, _frozen(rule_check), statistic)
     return RolledDie(
         seq=check.seq,
         system=system,
         character_id=entry.get("character_id"),
         character_name=entry.get("character_name") or "",
         actor_id=check.actor_id,
-        label=entry.get("label") or payload.get("label") or check.label or "",
+        label=entry.get("label") or check.payload.get("label") or check.label or "",
         outcome=str(result.get("outcome", "")),
-        statistic=int(result.get(statistic_key) or 0),
+        statistic=statistic,
         percentile=ranked,
         expected=expected,
         manual=check.manual,
@@ -138,10 +147,56 @@ def _entry(check: Check, payload: Mapping[str, Any], entry: Mapping[str, Any]) -
     )
 
 
+def _frozen(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return tuple(sorted((key, _frozen(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    return {key: item for key, item in value}
+
+
+@lru_cache(maxsize=4096)
+def _ranked(
+    system: str, frozen_check: Any, statistic: int
+) -> tuple[luck.Percentile | None, dict[str, float]]:
+    """A roll's percentile and its outcomes' odds; long campaigns repeat the same few checks."""
+    rule_check = _thawed(frozen_check)
+    try:
+        distribution = luck.distribution(system, rule_check)
+        expected = luck.expected_outcomes(system, rule_check)
+    except (RuleError, KeyError, TypeError, ValueError):
+        return None, {}
+    # A roll whose result was certain (an automatic success, no dice) says nothing about luck.
+    if len(distribution) <= 1:
+        return None, expected
+    return luck.percentile_of(statistic, distribution), expected
+
+
 def luck_report(
     *, campaign: Campaign, membership: Membership, session: Session | None = None
 ) -> dict[str, Any]:
-    """The report as the API returns it and the page draws it."""
+    """The report as the API returns it and the page draws it.
+
+    Kept in the cache per head of the log and per viewer: any event that could change it (a
+    roll, a reveal) moves the head, so a cached report is never stale, only unused.
+    """
+    head = Campaign.objects.filter(pk=campaign.pk).values_list("head_seq", flat=True).first()
+    viewer = "gm" if membership.role == Role.GM else f"user:{membership.user_id}"
+    key = f"luck:{campaign.pk}:{head}:{session.pk if session else '-'}:{viewer}"
+    report = cache.get(key)
+    if report is None:
+        report = _build_report(campaign=campaign, membership=membership, session=session)
+        cache.set(key, report, timeout=REPORT_CACHE_SECONDS)
+    return report
+
+
+def _build_report(
+    *, campaign: Campaign, membership: Membership, session: Session | None
+) -> dict[str, Any]:
     rolls = visible_rolls(campaign=campaign, membership=membership, session=session)
     per_character: dict[str, _Tally] = defaultdict(_Tally)
     names: dict[str, str] = {}
