@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils import timezone
 
 from campaign.access import membership_of
 from campaign.models import Campaign, Membership, Session
@@ -106,7 +106,11 @@ def _summaries(report: dict[str, Any], system: str) -> dict[str, Any]:
                 "suspicious": die["p_value"] < 0.001,
             }
         )
-    return {"players": players, "characters": characters, "dice": dice}
+    each_roll = [
+        {**roll, "outcome_name": str(names.get(roll["outcome"], roll["outcome"]))}
+        for roll in report.get("each_roll") or ()
+    ]
+    return {"players": players, "characters": characters, "dice": dice, "each_roll": each_roll}
 
 
 @login_required
@@ -151,7 +155,7 @@ def chronicle_page(request: HttpRequest, campaign_id: int, number: int) -> HttpR
             "page_name": "report",
             "session": session,
             "chronicle": chronicle,
-            "time_zone": settings.TIME_ZONE,
+            "time_zone": timezone.get_current_timezone_name(),
             "markdown_url": f"{api}?as=md",
             "html_url": f"{api}?as=html",
         },

@@ -6,6 +6,7 @@ from dataclasses import asdict
 
 from django.http import HttpResponse
 from django.template.loader import render_to_string
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -75,7 +76,9 @@ class ChronicleView(APIView):
             response["Content-Disposition"] = f'attachment; filename="{filename}.md"'
             return response
         body = render_to_string(
-            "reports/chronicle_print.html", {"chronicle": chronicle}, request=request._request
+            "reports/chronicle_print.html",
+            {"chronicle": chronicle, "time_zone": timezone.get_current_timezone_name()},
+            request=request._request,
         )
         response = HttpResponse(body, content_type="text/html; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}.html"'

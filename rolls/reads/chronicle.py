@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -29,12 +31,24 @@ PERIOD_EVENTS = {
 
 
 @dataclass
+class RollLine:
+    """One character's dice in a roll: what was added up, the faces, and what they made."""
+
+    character: str
+    terms: str
+    dice: str
+    outcome: str
+    detail: str
+
+
+@dataclass
 class Entry:
     seq: int
     time: str
-    kind: str  # period | roll | followup | call | reveal | note | hidden
+    kind: str  # period | roll | followup | call | reveal | hidden
     title: str
-    lines: list[str] = field(default_factory=list)
+    rolls: list[RollLine] = field(default_factory=list)
+    physical_dice: bool = False
 
 
 @dataclass
@@ -67,7 +81,8 @@ def session_chronicle(*, campaign: Campaign, membership: Membership, session: Se
 
 
 def _entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
-    seq, kind, when = shown["seq"], shown["type"], shown["created_at"][11:16]
+    seq, kind = shown["seq"], shown["type"]
+    when = timezone.localtime(datetime.fromisoformat(shown["created_at"])).strftime("%H:%M")
     who = (shown.get("actor") or {}).get("username") or _("the server")
     if shown.get("redacted"):
         if kind == "check.rolled":
@@ -130,18 +145,20 @@ def _roll_entry(system: str, seq: int, when: str, who: str, payload: Mapping[str
         title += f" — «{label}»"
     lines = []
     for roll in rolls:
+        result = roll.get("result") or {}
         terms = " + ".join(
             f"{term.get('label')} {term.get('value')}" for term in roll.get("breakdown") or ()
         )
-        result = roll.get("result") or {}
-        outcome = outcome_name(system, str(result.get("outcome", "")))
-        dice = " ".join(str(face) for face in roll.get("faces") or ())
-        detail = _describe(result)
-        line = f"{roll.get('character_name') or '?'}: {terms or '—'} → [{dice}] → **{outcome}**"
-        lines.append(f"{line} ({detail})" if detail else line)
-    if payload.get("dice") == "manual":
-        lines.append(_("physical dice"))
-    return Entry(seq, when, "roll", title, lines)
+        lines.append(
+            RollLine(
+                character=roll.get("character_name") or "?",
+                terms=terms or "—",
+                dice=" ".join(str(face) for face in roll.get("faces") or ()),
+                outcome=outcome_name(system, str(result.get("outcome", ""))),
+                detail=_describe(result),
+            )
+        )
+    return Entry(seq, when, "roll", title, lines, physical_dice=payload.get("dice") == "manual")
 
 
 def _describe(result: Mapping[str, Any]) -> str:
@@ -204,13 +221,20 @@ def to_markdown(chronicle: Chronicle) -> str:
     title = _("Session {number}").format(number=chronicle.session_number)
     if chronicle.session_title:
         title += f": {chronicle.session_title}"
-    out = [f"# {chronicle.campaign} — {title}", ""]
+    zone = _("Times in {zone}.").format(zone=timezone.get_current_timezone_name())
+    out = [f"# {chronicle.campaign} — {title}", "", zone]
     for entry in chronicle.entries:
         if entry.kind == "period":
             out += ["", f"## {entry.title}", ""]
             continue
         out.append(f"- `#{entry.seq}` {entry.time} — {entry.title}")
-        out += [f"  - {line}" for line in entry.lines]
+        for line in entry.rolls:
+            detail = f" ({line.detail})" if line.detail else ""
+            out.append(
+                f"  - {line.character}: {line.terms} → [{line.dice}] → **{line.outcome}**{detail}"
+            )
+        if entry.physical_dice:
+            out.append(f"  - {_('physical dice')}")
     if chronicle.gains:
         out += ["", "## " + _("Gained this session"), ""]
         for name, changes in sorted(chronicle.gains.items()):

@@ -233,6 +233,8 @@ def _build_report(
             )
         ],
         "dice": _dice(rolls, campaign.system),
+        # Every roll with its percentile: for one session (a campaign's would be its whole log).
+        "each_roll": None if session is None else [_roll_brief(roll) for roll in rolls],
         "method": {
             "percentile": "mid-rank under the exact odds: P(X < x) + P(X = x) / 2",
             "mean": (
