@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from campaign.access import membership_of
 from campaign.models import Campaign, Membership, Session
+from rolls import luck
 from rolls.reads.chronicle import session_chronicle
 from rolls.reads.luck import luck_report
 from rolls.words import OUTCOMES
@@ -135,6 +136,7 @@ def luck_page(request: HttpRequest, campaign_id: int, number: int | None = None)
             "report": report,
             "json_url": json_url,
             "proof": None,
+            "exact_limit": luck.EXACT_LIMIT,
             **_summaries(report, campaign.system),
         },
     )
