@@ -5,6 +5,7 @@ from rest_framework.authtoken.views import obtain_auth_token
 from campaign.api import views as campaign_views
 from rolls.api import reports as report_views
 from rolls.api import views as roll_views
+from webhooks import api as webhook_views
 
 C = "campaigns/<int:campaign_id>"
 
@@ -69,5 +70,16 @@ urlpatterns = [
         f"{C}/sessions/<int:number>/chronicle/",
         report_views.ChronicleView.as_view(),
         name="api-chronicle",
+    ),
+    path(f"{C}/webhooks/", webhook_views.WebhookListView.as_view(), name="api-webhooks"),
+    path(
+        f"{C}/webhooks/<int:webhook_id>/",
+        webhook_views.WebhookDetailView.as_view(),
+        name="api-webhook",
+    ),
+    path(
+        f"{C}/webhooks/<int:webhook_id>/deliveries/",
+        webhook_views.DeliveryListView.as_view(),
+        name="api-webhook-deliveries",
     ),
 ]

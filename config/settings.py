@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "campaign",
     "rolls",
     "pages",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -189,3 +190,11 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
 }
+
+# Outgoing webhooks (webhooks/): a sender thread in each web process, or none and
+# `manage.py deliver_webhooks` beside them. Private and loopback addresses are refused unless
+# allowed (a GM's URL must not reach into the server's own network).
+WEBHOOKS_IN_PROCESS = env.bool("WEBHOOKS_IN_PROCESS", default=True)
+WEBHOOK_ALLOW_PRIVATE = env.bool("WEBHOOK_ALLOW_PRIVATE", default=False)
+WEBHOOK_TIMEOUT = env.float("WEBHOOK_TIMEOUT", default=5.0)
+WEBHOOK_POLL_SECONDS = env.float("WEBHOOK_POLL_SECONDS", default=5.0)

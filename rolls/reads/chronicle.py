@@ -68,7 +68,7 @@ def session_chronicle(*, campaign: Campaign, membership: Membership, session: Se
         campaign=campaign, seq__gte=session.started_seq, seq__lte=last
     ).order_by("seq")
     presented = present_events(events, membership)
-    entries = [_entry(campaign.system, shown) for shown in presented]
+    entries = [chronicle_entry(campaign.system, shown) for shown in presented]
     return Chronicle(
         campaign=campaign.name,
         system=campaign.system,
@@ -80,7 +80,8 @@ def session_chronicle(*, campaign: Campaign, membership: Membership, session: Se
     )
 
 
-def _entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
+def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
+    """One presented event as a line of the chronicle (None: an event the chronicle skips)."""
     seq, kind = shown["seq"], shown["type"]
     when = timezone.localtime(datetime.fromisoformat(shown["created_at"])).strftime("%H:%M")
     who = (shown.get("actor") or {}).get("username") or _("the server")

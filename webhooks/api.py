@@ -1,0 +1,91 @@
+"""The GM's webhooks over the API: list, add (the secret is shown once), remove, delivery log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaign.access import require_gm
+from campaign.api.views import campaign_for
+from campaign.errors import InvalidInput
+from webhooks import services
+from webhooks.models import Delivery, Webhook
+
+DELIVERY_LOG = 100
+
+
+def webhook_data(webhook: Webhook) -> dict[str, Any]:
+    return {
+        "id": webhook.pk,
+        "url": webhook.url,
+        "event_types": webhook.event_types,
+        "format": webhook.format,
+        "language": webhook.language,
+        "active": webhook.active,
+        "delivered_seq": webhook.delivered_seq,
+        "created_at": webhook.created_at,
+    }
+
+
+def delivery_data(delivery: Delivery) -> dict[str, Any]:
+    return {
+        "seq": delivery.seq,
+        "event_type": delivery.event_type,
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "response_code": delivery.response_code,
+        "error": delivery.error,
+        "next_attempt_at": delivery.next_attempt_at,
+        "updated_at": delivery.updated_at,
+    }
+
+
+class WebhookListView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The campaign's webhooks (GM)")
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        require_gm(campaign, request.user)
+        return Response([webhook_data(w) for w in Webhook.objects.filter(campaign=campaign)])
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={201: OpenApiTypes.OBJECT},
+        summary="Send the campaign's public events to a URL (GM); the secret is shown only now",
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        data = request.data if isinstance(request.data, dict) else {}
+        known = {"url", "event_types", "format", "language", "secret"}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InvalidInput(unknown[0], "unknown field")
+        webhook = services.create_webhook(
+            campaign=campaign, actor=request.user, **{k: data.get(k) for k in known if k in data}
+        )
+        return Response(
+            {**webhook_data(webhook), "secret": webhook.secret}, status=status.HTTP_201_CREATED
+        )
+
+
+class WebhookDetailView(APIView):
+    @extend_schema(responses={204: None}, summary="Stop sending to this webhook (GM)")
+    def delete(self, request: Request, campaign_id: int, webhook_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        services.delete_webhook(campaign=campaign, actor=request.user, webhook_id=webhook_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DeliveryListView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The webhook's latest deliveries (GM)")
+    def get(self, request: Request, campaign_id: int, webhook_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        require_gm(campaign, request.user)
+        webhook = services.webhook_of(campaign, webhook_id)
+        deliveries = webhook.deliveries.all()[:DELIVERY_LOG]
+        return Response([delivery_data(d) for d in deliveries])
