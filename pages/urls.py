@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from pages import reports, views
+from pages import reports, views, webhooks
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -24,4 +24,5 @@ urlpatterns = [
         reports.chronicle_page,
         name="chronicle",
     ),
+    path("campaigns/<int:campaign_id>/webhooks/", webhooks.webhooks_page, name="webhooks"),
 ]

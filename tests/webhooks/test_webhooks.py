@@ -196,7 +196,9 @@ def test_a_dead_receiver_is_given_up_on_and_the_next_events_still_go(table, rece
         delivery = Delivery.objects.get(webhook_id=dead["id"], seq=roll["seq"])
         assert delivery.status == "failed" and delivery.attempts == dispatch.MAX_ATTEMPTS
         assert (
-            ("refused" in delivery.error.lower()) if trouble == "down" else ("timed out" in delivery.error)
+            ("refused" in delivery.error.lower())
+            if trouble == "down"
+            else ("timed out" in delivery.error)
         )
         assert Webhook.objects.get(pk=dead["id"]).delivered_seq == roll["seq"]
         assert [e["event"]["seq"] for e in alive.events()] == [roll["seq"]]
@@ -219,3 +221,25 @@ def test_delivery_runs_after_commit_and_never_holds_up_a_roll(table, receiver, s
             break
         threading.Event().wait(0.05)
     assert [e["event"]["seq"] for e in receiver.events()] == [roll["seq"]]
+
+
+def test_the_gm_adds_and_removes_a_webhook_on_its_page(table, receiver, users):
+    from django.test import Client
+
+    t = table("cofd")
+    page = f"/campaigns/{t.campaign.pk}/webhooks/"
+    for who, status in (("alice", 403), ("olga", 403), ("stranger", 404)):
+        client = Client()
+        client.force_login(users[who])
+        assert client.get(page).status_code == status
+        assert client.post(page, {"url": receiver.url}).status_code == status
+    gm = Client()
+    gm.force_login(users["gm"])
+    shown = gm.post(page, {"url": receiver.url, "format": "discord", "language": "en"}, follow=True)
+    hook = Webhook.objects.get(campaign=t.campaign)
+    assert hook.secret in shown.content.decode()  # once, right after adding it
+    assert hook.secret not in gm.get(page).content.decode()
+    refused = gm.post(page, {"url": "gopher://nowhere"})
+    assert refused.status_code == 400 and "url" in refused.content.decode()
+    gm.post(page, {"delete": hook.pk})
+    assert not Webhook.objects.filter(campaign=t.campaign).exists()
