@@ -27,6 +27,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from campaign.models import Campaign, Event, Membership, Role
+from eventlog import event_types as types
 from eventlog.stream import on_event_committed
 from rolls.reads.chronicle import chronicle_entry
 from rolls.reads.selectors import present_events
@@ -137,7 +138,7 @@ def payload_for(webhook: Webhook, event: Event) -> dict[str, Any]:
     observer = Membership(campaign_id=webhook.campaign_id, user_id=None, role=Role.OBSERVER)
     (shown,) = present_events([event], observer)
     revealed = None
-    if event.type == "check.revealed":  # the roll is public now: send what it was
+    if event.type == types.CHECK_REVEALED:  # the roll is public now: send what it was
         target = Event.objects.filter(
             campaign_id=webhook.campaign_id, seq=event.payload.get("check_seq")
         ).first()

@@ -16,24 +16,25 @@ from django.db import transaction
 from campaign.access import require_gm
 from campaign.errors import InvalidInput, NotFound
 from campaign.models import Campaign, Visibility
+from eventlog import event_types as types
 from webhooks.models import Webhook
 
 MAX_WEBHOOKS = 5  # per campaign: a table posts to its channel, not to a fleet
 # Event types a webhook may ask for; only their public events are ever sent.
 EVENT_TYPES = (
-    "check.rolled",
-    "check.dramatic_failure_taken",
-    "check.fortune_spent",
-    "check.extra_nice_taken",
-    "check.revealed",
-    "check.called",
-    "session.started",
-    "session.ended",
-    "chapter.started",
-    "chapter.ended",
-    "scene.started",
-    "scene.ended",
-    "member.joined",
+    types.CHECK_ROLLED,
+    types.CHECK_DRAMATIC_FAILURE_TAKEN,
+    types.CHECK_FORTUNE_SPENT,
+    types.CHECK_EXTRA_NICE_TAKEN,
+    types.CHECK_REVEALED,
+    types.CHECK_CALLED,
+    types.SESSION_STARTED,
+    types.SESSION_ENDED,
+    types.CHAPTER_STARTED,
+    types.CHAPTER_ENDED,
+    types.SCENE_STARTED,
+    types.SCENE_ENDED,
+    types.MEMBER_JOINED,
 )
 LANGUAGES = ("ru", "en")
 

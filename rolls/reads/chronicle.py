@@ -17,16 +17,17 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from campaign.models import Campaign, Event, Membership, Session
+from eventlog import event_types as types
 from rolls.reads.selectors import present_events
 from rolls.words import outcome_name
 
 PERIOD_EVENTS = {
-    "session.started": gettext_lazy("Session {number} begins"),
-    "session.ended": gettext_lazy("Session {number} ends"),
-    "chapter.started": gettext_lazy("Chapter {number} begins"),
-    "chapter.ended": gettext_lazy("Chapter {number} ends"),
-    "scene.started": gettext_lazy("Scene {number} begins"),
-    "scene.ended": gettext_lazy("Scene {number} ends"),
+    types.SESSION_STARTED: gettext_lazy("Session {number} begins"),
+    types.SESSION_ENDED: gettext_lazy("Session {number} ends"),
+    types.CHAPTER_STARTED: gettext_lazy("Chapter {number} begins"),
+    types.CHAPTER_ENDED: gettext_lazy("Chapter {number} ends"),
+    types.SCENE_STARTED: gettext_lazy("Scene {number} begins"),
+    types.SCENE_ENDED: gettext_lazy("Scene {number} ends"),
 }
 
 
@@ -86,7 +87,7 @@ def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
     when = timezone.localtime(datetime.fromisoformat(shown["created_at"])).strftime("%H:%M")
     who = (shown.get("actor") or {}).get("username") or _("the server")
     if shown.get("redacted"):
-        if kind == "check.rolled":
+        if kind == types.CHECK_ROLLED:
             return Entry(seq, when, "hidden", _("{who} made a hidden roll").format(who=who))
         return None
     payload = shown.get("payload") or {}
@@ -95,16 +96,16 @@ def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
         if payload.get("title"):
             title += f": {payload['title']}"
         return Entry(seq, when, "period", title)
-    if kind == "check.rolled":
+    if kind == types.CHECK_ROLLED:
         return _roll_entry(system, seq, when, who, payload)
-    if kind == "check.dramatic_failure_taken":
+    if kind == types.CHECK_DRAMATIC_FAILURE_TAKEN:
         return Entry(
             seq, when, "followup",
             _("{who} turned roll #{target} into a dramatic failure (a Beat)").format(
                 who=who, target=payload.get("check_seq")
             ),
         )  # fmt: skip
-    if kind == "check.fortune_spent":
+    if kind == types.CHECK_FORTUNE_SPENT:
         change = payload.get("change") or {}
         return Entry(
             seq, when, "followup",
@@ -113,7 +114,7 @@ def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
                 die=int(change.get("die", 0)) + 1, value=change.get("value"),
             ),
         )  # fmt: skip
-    if kind == "check.extra_nice_taken":
+    if kind == types.CHECK_EXTRA_NICE_TAKEN:
         result = payload.get("result") or {}
         return Entry(
             seq, when, "followup",
@@ -121,12 +122,12 @@ def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
                 who=who, n=result.get("extra_nice"), target=payload.get("check_seq")
             ),
         )  # fmt: skip
-    if kind == "check.revealed":
+    if kind == types.CHECK_REVEALED:
         return Entry(
             seq, when, "reveal",
             _("The GM revealed roll #{target}").format(target=payload.get("check_seq")),
         )  # fmt: skip
-    if kind == "check.called":
+    if kind == types.CHECK_CALLED:
         names = ", ".join(payload.get("character_names") or ())
         request = payload.get("request") or {}
         what = request.get("label") or " + ".join(request.get("traits") or ()) or _("a check")
@@ -182,9 +183,9 @@ def _gains(presented: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
             if roll.get("character_id"):
                 names[roll["character_id"]] = roll.get("character_name") or "?"
         character = shown.get("character")
-        if shown["type"] == "check.dramatic_failure_taken" and character:
+        if shown["type"] == types.CHECK_DRAMATIC_FAILURE_TAKEN and character:
             gains[character]["beats"] += 1
-        elif shown["type"] == "check.fortune_spent" and character:
+        elif shown["type"] == types.CHECK_FORTUNE_SPENT and character:
             gains[character]["fortune"] -= int(payload.get("cost") or 0)
     return {
         names.get(character, character): dict(changes)
@@ -197,13 +198,13 @@ def _proof(presented: list[dict[str, Any]]) -> list[str]:
     lines = []
     for shown in presented:
         payload = shown.get("payload") or {}
-        if shown["type"] == "session.started" and payload.get("seed_commitment"):
+        if shown["type"] == types.SESSION_STARTED and payload.get("seed_commitment"):
             lines.append(
                 _("Dice seed committed at the start: {commitment}").format(
                     commitment=payload["seed_commitment"]
                 )
             )
-        if shown["type"] == "session.ended":
+        if shown["type"] == types.SESSION_ENDED:
             if payload.get("seed"):
                 lines.append(_("Seed revealed at the end: {seed}").format(seed=payload["seed"]))
             if payload.get("final_hash"):
@@ -212,7 +213,7 @@ def _proof(presented: list[dict[str, Any]]) -> list[str]:
                         seq=payload.get("final_seq"), hash=payload["final_hash"]
                     )
                 )
-    if not any(shown["type"] == "session.ended" for shown in presented):
+    if not any(shown["type"] == types.SESSION_ENDED for shown in presented):
         lines.append(_("The session is still open: its seed is revealed when it ends."))
     lines.append(_("Check it yourself: python -m rolls.verify export.json --receipt SEQ:HASH"))
     return lines
