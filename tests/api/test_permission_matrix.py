@@ -246,6 +246,31 @@ def _csv_rows_as_the_feed(w: World, who: str, r: Response) -> None:
     assert {int(row[0]) for row in rows} == visible
 
 
+def _report_as_the_feed(w: World, who: str, r: Response) -> None:
+    """The luck report counts exactly the rolls the feed shows this visitor."""
+    visible = [seq for name, seq in w.checks.items() if name not in HIDDEN[who]]
+    rolls = Check.objects.filter(campaign=w.campaign, seq__in=visible)
+    assert r.json()["rolls"] == sum(len(c.event.payload["rolls"]) for c in rolls)
+
+
+def _chronicle_as_the_feed(w: World, who: str, r: Response) -> None:
+    """A hidden roll is a stub in the chronicle: its faces and label are not there."""
+    hidden = {w.checks[name] for name in HIDDEN[who]}
+    for check in Check.objects.filter(campaign=w.campaign, seq__in=hidden):
+        for entry in r.json()["entries"]:
+            if entry["seq"] == check.seq:
+                assert entry["kind"] == "hidden" and entry["rolls"] == []
+
+
+def _a_webhook(w: World) -> None:
+    from webhooks.services import create_webhook
+
+    hook = create_webhook(campaign=w.campaign, actor=w.users["gm"], url=PUBLIC_HOOK)
+    w.extra["webhook_id"] = hook.pk
+
+
+PUBLIC_HOOK = "https://93.184.215.14/hook"  # an address literal: no DNS lookup in a test
+
 C = "/api/campaigns/{cid}/"
 
 # fmt: off
@@ -360,6 +385,23 @@ CASES: list[Case] = [
          verify=_export_as_the_feed),
     Case("export.csv", "GET", "api-export-csv", lambda w, who: w.url("export.csv"), members(200),
          verify=_csv_rows_as_the_feed),
+    # After the session: the luck report and the chronicle, as the feed shows each visitor.
+    Case("report", "GET", "api-luck-report", lambda w, who: w.url("report/"), members(200),
+         verify=_report_as_the_feed),
+    Case("report.session", "GET", "api-session-luck-report",
+         lambda w, who: w.url("sessions/1/report/"), members(200), verify=_report_as_the_feed),
+    Case("chronicle", "GET", "api-chronicle", lambda w, who: w.url("sessions/1/chronicle/"),
+         members(200), verify=_chronicle_as_the_feed),
+    # Webhooks: the GM's plumbing, not events of play (nothing is appended).
+    Case("webhooks.list", "GET", "api-webhooks", lambda w, who: w.url("webhooks/"), gm_only(200)),
+    Case("webhooks.create", "POST", "api-webhooks", lambda w, who: w.url("webhooks/"),
+         gm_only(201), body=lambda w, who: {"url": PUBLIC_HOOK}, appends=lambda who: False),
+    Case("webhook.delete", "DELETE", "api-webhook",
+         lambda w, who: w.url(f"webhooks/{w.extra['webhook_id']}/"), gm_only(204),
+         prepare=_a_webhook, appends=lambda who: False),
+    Case("webhook.deliveries", "GET", "api-webhook-deliveries",
+         lambda w, who: w.url(f"webhooks/{w.extra['webhook_id']}/deliveries/"), gm_only(200),
+         prepare=_a_webhook),
 ]
 # fmt: on
 
