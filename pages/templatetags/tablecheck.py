@@ -349,6 +349,8 @@ JS_TEXT: dict[str, Any] = {
     "joined": _("{name} joined the table"),
     "announce_roll": _("{who}: {outcome}"),
     "feed_empty": _("No rolls yet this session."),
+    "show_older": _("Show older rolls"),
+    "in_feed": _("#{n} in the feed"),
     # follow-ups
     "dramatic_failure": _("Fail dramatically for a Beat"),
     "dramatic_failure_hint": _(

@@ -75,7 +75,7 @@ $("#setup-form").addEventListener("submit", async (event) => {
     table.campaign = await table.api.patch("", { name: form.elements.name.value, options });
     status.textContent = t("saved");
     table.emit("campaign");
-    table.renderFeed();
+    table.refreshControls();
   } catch (error) {
     status.textContent = errorText(error);
   }

@@ -168,6 +168,7 @@ export function checkItem(check, ctx) {
     {
       class: `roll tone-${tone}${hidden && !check.revealed ? " is-hidden" : ""}`,
       "data-seq": check.seq,
+      id: `roll-${check.seq}`,
       "aria-label": `${character}: ${outcomeLabel(system, first.result.outcome)}`,
     },
     h(
@@ -228,7 +229,7 @@ export function markerItem(event) {
 
 // --- follow-ups ---------------------------------------------------------------------------
 
-function followups(check, ctx) {
+export function followups(check, ctx) {
   const buttons = [];
   const system = check.system;
   const options = check.data.options || {};

@@ -1,0 +1,193 @@
+"""A long Friday session in three browsers: the feed changes one card at a time, nothing a user
+is choosing is reset by someone else's roll, the roll form survives a reload, the keyboard stays
+on the form, and a phone shows the roller their result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+from rest_framework.authtoken.models import Token
+
+from campaign import services
+from rolls import services as roll_services
+
+from .test_table import cofd_table, live
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+AGE_SHEET = {"abilities": {"Perception": 2, "Dexterity": 1}, "focuses": {}}
+
+
+def mark_cards(page: Page) -> int:
+    """Tag every card node now in the feed; returns how many there are."""
+    return page.evaluate(
+        """() => {
+          const cards = [...document.querySelectorAll('#feed [data-seq]')];
+          cards.forEach((node) => (node.__before = true));
+          return cards.length;
+        }"""
+    )
+
+
+def unmarked_old_cards(page: Page, seqs: list[int]) -> list[int]:
+    """The given seqs whose card node is no longer the one tagged by mark_cards."""
+    return page.evaluate(
+        """(seqs) => seqs.filter((seq) => {
+          const node = document.querySelector(`#feed [data-seq="${seq}"]`);
+          return !node || !node.__before;
+        })""",
+        seqs,
+    )
+
+
+def roll_as(campaign: Any, user: Any, character: Any, traits: list[str], label: str) -> int:
+    """Before the pages open: straight through the service."""
+    check = roll_services.check_roll(
+        campaign=campaign,
+        actor=user,
+        request={"character": character.id, "traits": traits, "label": label},
+    )
+    return check.seq
+
+
+def roll_live(server: Any, campaign: Any, user: Any, character: Any, traits: list[str]) -> int:
+    """While the pages are open: through the server, as another player's client would."""
+    token, _ = Token.objects.get_or_create(user=user)
+    response = httpx.post(
+        f"{server.url}/api/campaigns/{campaign.pk}/checks/",
+        json={"character": str(character.id), "traits": traits, "label": "meanwhile"},
+        headers={"Authorization": f"Token {token.key}"},
+        timeout=10,
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["seq"]
+
+
+def test_a_new_roll_adds_one_card_and_replaces_none(accounts, open_page, server):
+    campaign, characters = cofd_table(accounts)
+    seqs = [
+        roll_as(campaign, accounts["boris"], characters["boris"], ["Wits", "Occult"], f"r{n}")
+        for n in range(6)
+    ]
+    gm = open_page("gm", f"/campaigns/{campaign.pk}/gm/")
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    for page in (gm, alice):
+        live(page)
+        expect(page.locator("#feed article.roll")).to_have_count(6)
+        mark_cards(page)
+
+    new = roll_live(server, campaign, accounts["boris"], characters["boris"], ["Wits"])
+    for page in (gm, alice):
+        expect(page.locator(f"#feed article[data-seq='{new}']")).to_be_visible()
+        assert unmarked_old_cards(page, seqs) == []
+        # Only the new card moves; the others stay still.
+        assert page.locator("#feed article.is-new").count() == 1
+
+
+def test_an_open_fortune_form_keeps_its_choice_when_another_player_rolls(
+    accounts, open_page, server
+):
+    gm_user = accounts["gm"]
+    campaign = services.create_campaign(name="Tycho", system="age", created_by=gm_user)
+    characters = {}
+    for player, name in (("alice", "Naomi"), ("boris", "Amos")):
+        services.join_campaign(invite_code=campaign.invite_code, user=accounts[player])
+        characters[player] = services.create_character(
+            campaign=campaign,
+            actor=gm_user,
+            name=name,
+            traits=AGE_SHEET,
+            resources={"fortune": 20},
+            owner_id=accounts[player].pk,
+        )
+    services.start_session(campaign=campaign, actor=gm_user, title="Friday")
+    seq = roll_as(campaign, accounts["alice"], characters["alice"], ["Perception"], "scan")
+
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    card = alice.locator(f"#feed article[data-seq='{seq}']")
+    card.locator("summary", has_text="Spend Fortune").click()
+    card.get_by_label("Die", exact=True).select_option("1")
+    card.get_by_label("New face").select_option("3")
+
+    other = roll_live(server, campaign, accounts["boris"], characters["boris"], ["Dexterity"])
+    expect(alice.locator(f"#feed article[data-seq='{other}']")).to_be_visible()
+    alice.wait_for_timeout(400)  # the state refresh after the roll lands too
+    expect(card.locator("details.fortune")).to_have_attribute("open", "")
+    expect(card.get_by_label("Die", exact=True)).to_have_value("1")
+    expect(card.get_by_label("New face")).to_have_value("3")
+
+
+def test_the_roll_form_survives_a_reload(accounts, open_page):
+    campaign, _ = cofd_table(accounts)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    form = alice.locator("#composer")
+    alice.locator("#sheets button.trait", has_text="Wits").click()
+    alice.locator("#sheets button.trait", has_text="Occult").click()
+    form.get_by_label("Explosions").select_option("8")
+    form.get_by_label("What for").fill("read the sigil")
+    form.locator(".visibility label", has_text="roller and GM").click()
+    form.get_by_label("Rote action").check()
+
+    alice.reload()
+    live(alice)
+    expect(form.locator(".trait-chip")).to_have_count(2)
+    expect(form.locator(".trait-chip").first).to_contain_text("Wits")
+    expect(form.get_by_label("Explosions")).to_have_value("8")
+    expect(form.get_by_label("What for")).to_have_value("read the sigil")
+    expect(form.locator("input[name=visibility][value=private]")).to_be_checked()
+    expect(form.get_by_label("Rote action")).to_be_checked()
+    expect(form.locator("#composer-odds figure.odds")).to_be_visible()
+
+
+def test_the_keyboard_stays_on_the_form(accounts, open_page):
+    campaign, _ = cofd_table(accounts)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    form = alice.locator("#composer")
+
+    # "/" from the page goes to the form.
+    alice.locator("body").click(position={"x": 5, "y": 300})
+    alice.keyboard.press("/")
+    expect(alice.locator("#trait-picker")).to_be_focused()
+
+    # Arrow keys walk the trait list without adding; Enter adds.
+    alice.keyboard.press("ArrowDown")
+    alice.keyboard.press("ArrowDown")
+    expect(form.locator(".trait-chip")).to_have_count(0)
+    alice.keyboard.press("Enter")
+    expect(form.locator(".trait-chip")).to_have_count(1)
+
+    roll_button = form.get_by_role("button", name="Roll", exact=True)
+    roll_button.focus()
+    alice.keyboard.press("Enter")
+    expect(alice.locator("#composer-result .last-roll")).to_be_visible()
+    expect(roll_button).to_be_focused()
+    # Rolling again is one keystroke.
+    alice.keyboard.press("Enter")
+    expect(alice.locator("#feed article.roll")).to_have_count(2)
+    expect(roll_button).to_be_focused()
+
+
+def test_a_phone_shows_the_sheet_and_form_first_and_the_result_after_roll(accounts, open_page):
+    campaign, characters = cofd_table(accounts)
+    for n in range(12):
+        roll_as(campaign, accounts["boris"], characters["boris"], ["Wits"], f"earlier {n}")
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    alice.set_viewport_size({"width": 390, "height": 844})
+    live(alice)
+    sheet_top = alice.locator("#sheets").bounding_box()["y"]
+    form_top = alice.locator("#composer").bounding_box()["y"]
+    feed_top = alice.locator("#feed").bounding_box()["y"]
+    assert form_top < feed_top and sheet_top < feed_top
+    assert alice.evaluate("document.documentElement.scrollWidth") <= 390
+
+    alice.locator("#sheets button.trait", has_text="Wits").click()
+    alice.locator("#composer").get_by_role("button", name="Roll", exact=True).click()
+    result = alice.locator("#composer-result .last-roll")
+    expect(result).to_be_in_viewport()
+    assert alice.evaluate("document.documentElement.scrollWidth") <= 390
