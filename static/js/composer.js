@@ -237,7 +237,11 @@ export class Composer {
   renderTraits() {
     const box = $("#composer-traits", this.form);
     clear(box);
-    if (!this.traits.length) box.append(h("span", { class: "muted hint" }, t("no_traits")));
+    const none = $("#composer-traits-none", this.form);
+    if (none) {
+      none.textContent = t("no_traits");
+      none.hidden = this.traits.length > 0;
+    }
     for (const name of this.traits) {
       box.append(
         h(
