@@ -350,6 +350,8 @@ JS_TEXT: dict[str, Any] = {
     "announce_roll": _("{who}: {outcome}"),
     "feed_empty": _("No rolls yet this session."),
     "show_older": _("Show older rolls"),
+    "willpower_left": _("{n} left"),
+    "willpower_spent": _("1 Willpower spent"),
     "in_feed": _("#{n} in the feed"),
     # follow-ups
     "dramatic_failure": _("Fail dramatically for a Beat"),
@@ -395,6 +397,7 @@ JS_TEXT: dict[str, Any] = {
     # breakdown lines the server names by kind
     "bd_dice": _("extra dice"),
     "bd_retry": _("retry"),
+    "bd_willpower": _("Willpower"),
     "bd_teamwork": _("teamwork"),
     "bd_adrenaline": _("adrenaline"),
     "bd_actions": _("multiple actions"),

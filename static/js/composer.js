@@ -15,6 +15,8 @@ export const ROLLABLE = {
   nice_damnit: ["areas", "skills"],
 };
 const MAX_TRAITS = { age: 1 };
+// Declared for one roll only: never remembered, cleared once the roll is made.
+const TRANSIENT = new Set(["character", "faces", "willpower"]);
 
 export class Composer {
   constructor(table, form) {
@@ -86,7 +88,7 @@ export class Composer {
     if (this.restoring) return;
     const fields = {};
     for (const el of this.form.elements) {
-      if (!el.name || el.name === "character" || el.name === "faces" || el === this.picker) continue;
+      if (!el.name || TRANSIENT.has(el.name) || el === this.picker) continue;
       if (el.type === "radio") {
         if (el.checked) fields[el.name] = el.value;
       } else if (el.type === "checkbox") fields[el.name] = el.checked;
@@ -193,6 +195,16 @@ export class Composer {
     }
     this.renderTraits();
     this.refreshSpecialties();
+    this.showWillpower();
+  }
+
+  // The chosen character's Willpower beside the spend box (the server checks the balance).
+  showWillpower() {
+    const note = $("#willpower-balance", this.form);
+    if (!note) return;
+    const chosen = this.chosen();
+    const value = chosen.length === 1 ? (chosen[0].resources || {}).willpower : undefined;
+    note.textContent = value === undefined ? "" : `· ${t("willpower_left", { n: value })}`;
   }
 
   addTrait(name) {
@@ -294,12 +306,14 @@ export class Composer {
       if (flag("stressful")) request.stressful = true;
       if (flag("automatic")) request.automatic = true;
       if (flag("not_escalating")) request.not_escalating = true;
+      if (flag("willpower")) request.willpower = true;
     } else if (this.system === "cofd") {
       const again = f.get("again");
       request.again = again === "none" ? null : Number(again || 10);
       if (flag("rote")) request.rote = true;
       if (flag("under_pressure")) request.under_pressure = true;
       if (flag("extended")) request.extended = true;
+      if (flag("willpower")) request.willpower = true;
       if (f.get("specialty")) request.specialty = f.get("specialty");
     } else if (this.system === "age") {
       const target = num("target");
@@ -387,6 +401,7 @@ export class Composer {
         this.showResult(checks);
         this.table.refresh.state();
         if (this.form.elements.faces) this.form.elements.faces.value = "";
+        if (this.form.elements.willpower) this.form.elements.willpower.checked = false;
       }
     } catch (error) {
       this.showError(errorText(error));

@@ -99,6 +99,7 @@ export function outcome(system, roll) {
   if (result.free_botch_consumed) notes.push(t("free_botch_used"));
   if (result.intentional) notes.push(t("intentional"));
   if (roll.beats_awarded) notes.push(t("beats_awarded", { n: roll.beats_awarded }));
+  if (result.willpower || (roll.rules || {}).willpower || roll.willpower_spent) notes.push(t("willpower_spent"));
   const change = (roll.check || {}).fortune_change;
   if (system === "age" && change) {
     const die = change.die === 2 ? t("drama_die") : t("die_n", { n: change.die + 1 });
