@@ -293,10 +293,9 @@ class Verification:
     events: int
     details: list[str]
     sessions: list[dict[str, Any]]
-    exportable: bool = False
 
 
-def _verification(campaigns: list[Campaign], gm_of: set[int]) -> list[Verification]:
+def _verification(campaigns: list[Campaign]) -> list[Verification]:
     """The log check per campaign (chain, results, seeds) and what it says of each session."""
     if not campaigns:
         return []
@@ -321,7 +320,6 @@ def _verification(campaigns: list[Campaign], gm_of: set[int]) -> list[Verificati
                 events=stream.events if stream else 0,
                 details=[str(problem) for problem in stream.problems] if stream else [],
                 sessions=sessions,
-                exportable=campaign.pk in gm_of,
             )
         )
     return results
@@ -420,7 +418,7 @@ def audit(request: HttpRequest, campaign_id: int | None = None) -> HttpResponse:
             "campaign": chosen,
             "membership": by_campaign.get(chosen.pk) if chosen else None,
             "is_gm": bool(chosen and chosen.pk in gm_of),
-            "verification": _verification(campaigns, gm_of),
+            "verification": _verification(campaigns),
             "strings": ui_strings(),
             "audit_data": {row["key"]: row["data"] for row in rows if row["visible"]},
             "page_name": "audit",

@@ -316,7 +316,7 @@ JS_TEXT: dict[str, Any] = {
     "drama_die": _("Drama Die"),
     "stunt_points": _("{n} stunt points"),
     "doubles": _("doubles"),
-    "fortune_changed": _("Fortune: die {die} set to {value} for {cost}"),
+    "fortune_changed": _("Fortune: {die} set to {value} for {cost}"),
     "exploded": _("exploded"),
     "rerolled": _("rote reroll"),
     "free_botch_used": _("free botch used: the botch became a failure"),
@@ -381,6 +381,12 @@ JS_TEXT: dict[str, Any] = {
     "saved": _("Saved."),
     "copied": _("Copied to the clipboard."),
     "confirm_end_session": _("End the session? Its dice seed will be revealed."),
+    "confirm_end_session_chapter": _(
+        "End the session? Its dice seed will be revealed. Chapter {n} is still open: "
+        "end it too, or keep it open into the next session?"
+    ),
+    "end_session_and_chapter": _("End the session and the chapter"),
+    "end_session_only": _("End the session, keep the chapter"),
     "confirm_remove": _("Remove {name} from the campaign?"),
     "presence_unknown": _("Presence shows once the live connection is up."),
     "online": _("online"),

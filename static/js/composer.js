@@ -71,7 +71,8 @@ export class Composer {
       event.preventDefault();
       target.focus();
     });
-    table.on("characters", () => this.renderCharacters());
+    // A sheet that changed changes the odds (and clears an error the old sheet caused).
+    table.on("characters", () => this.renderCharacters() && this.updateOdds());
     this.renderCharacters();
     this.restore();
   }
@@ -149,7 +150,7 @@ export class Composer {
     const box = $("#composer-characters", this.form);
     const candidates = this.candidates();
     const key = candidates.map((c) => [c.id, c.name, c.owner_id, c.traits, this.table.usernames.get(c.owner_id)]);
-    rebuildIfChanged(box, key, () => this.characterBox(box, candidates));
+    return rebuildIfChanged(box, key, () => this.characterBox(box, candidates));
   }
 
   characterBox(box, candidates) {

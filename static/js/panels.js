@@ -58,15 +58,61 @@ async function startPeriod(table, kind, title) {
 }
 
 async function endPeriod(table, kind) {
-  if (kind === "session" && !confirm(t("confirm_end_session"))) return;
-  if (kind === "chapter" && !confirm(t("confirm_end_chapter"))) return;
+  const chapter = table.campaign.chapter;
+  let also = [];
+  if (kind === "session") {
+    // The chapter outlives the session unless the GM ends it too: ask, rather than guess.
+    const answer = chapter
+      ? await choose(t("confirm_end_session_chapter", { n: chapter.number }), [
+          ["both", t("end_session_and_chapter"), "btn-primary"],
+          ["session", t("end_session_only")],
+          ["", t("cancel"), "btn-ghost"],
+        ])
+      : await choose(t("confirm_end_session"), [
+          ["session", t("end_session"), "btn-primary"],
+          ["", t("cancel"), "btn-ghost"],
+        ]);
+    if (!answer) return;
+    if (answer === "both") also = ["chapter"];
+  } else if (kind === "chapter") {
+    const answer = await choose(t("confirm_end_chapter"), [
+      ["chapter", t("end_chapter"), "btn-primary"],
+      ["", t("cancel"), "btn-ghost"],
+    ]);
+    if (!answer) return;
+  }
   try {
-    await table.api.post(`${kind}s/end/`);
+    for (const what of [...also, kind]) await table.api.post(`${what}s/end/`);
     table.refresh.campaign();
     table.refresh.state();
   } catch (error) {
     table.toast(errorText(error), "error");
   }
+}
+
+// A modal question with buttons; resolves to the chosen value, or null (Cancel, Escape).
+export function choose(question, choices) {
+  return new Promise((resolve) => {
+    const id = `ask-${Date.now()}`;
+    const dialog = h(
+      "dialog",
+      { class: "ask", "aria-labelledby": id },
+      h("p", { id }, question),
+      h(
+        "form",
+        { method: "dialog", class: "actions" },
+        choices.map(([value, label, kind]) => h("button", { value, class: `btn ${kind || ""}` }, label)),
+      ),
+    );
+    const opener = document.activeElement;
+    dialog.addEventListener("close", () => {
+      resolve(dialog.returnValue || null);
+      dialog.remove();
+      opener?.focus?.();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
 }
 
 // --- calls for a check ------------------------------------------------------------------------
