@@ -47,30 +47,41 @@ export class FeedList {
     this.tail();
   }
 
-  // Add or update one item. `fresh` marks a live arrival (it animates).
+  // Add or update one item. `fresh` marks a live arrival (it animates). Returns "added",
+  // "replaced" or null (nothing changed).
   put(seq, { fresh = false } = {}) {
     const old = this.cards.get(seq);
     const key = this.keyOf(seq);
-    if (old && old.key === key) return;
+    if (old && old.key === key) return null;
     // Older than the whole window: it belongs to the part not shown.
-    if (!old && this.hasOlder && this.cards.size && seq < this.oldest()) return;
+    if (!old && this.hasOlder && this.cards.size && seq < this.oldest()) return null;
     const card = this.make(seq, key);
     if (!card) {
       if (old) this.drop(seq);
-      return;
+      return null;
     }
     if (old) {
       carryOver(old.node, card.node);
       old.node.replaceWith(card.node);
-      return;
+      return "replaced";
     }
-    if (fresh) card.node.classList.add("is-new");
+    if (fresh) {
+      card.node.classList.add("is-new");
+      // A click on the card skips its dice animation.
+      card.node.addEventListener("pointerdown", () => card.node.classList.add("settled"), { once: true });
+    }
     const next = this.firstOlderThan(seq);
     if (next) next.before(card.node);
     else if (this.moreBox.isConnected) this.moreBox.before(card.node);
     else this.el.append(card.node);
     this.trim();
     this.tail();
+    return "added";
+  }
+
+  // Escape skips every dice animation still running.
+  settle() {
+    for (const node of this.el.querySelectorAll(".is-new:not(.settled)")) node.classList.add("settled");
   }
 
   // The rule state changed: refresh the follow-up controls that differ, nothing else.

@@ -7,6 +7,7 @@ import { Feed } from "./feed.js";
 import { FeedList } from "./feedlist.js";
 import { t } from "./i18n.js";
 import { announcement, checkItem, followups, markerItem } from "./render.js";
+import { rattle, wireSoundToggle } from "./sound.js";
 
 export class Table {
   constructor() {
@@ -133,7 +134,7 @@ export class Table {
         changed.push(event.seq);
       }
     }
-    for (const seq of changed) if (seq) this.list?.put(seq, { fresh: true });
+    for (const seq of changed) if (seq) this.arrive(seq);
     for (const topic of ["state", "characters", "members", "campaign", "calls"]) {
       if (touched.has(topic)) this.refresh[topic]();
     }
@@ -217,11 +218,21 @@ export class Table {
   // A check this page got from the API (its own roll, a follow-up, a reveal): one card changes.
   showCheck(check) {
     this.checks.set(check.seq, check);
-    this.list?.put(check.seq, { fresh: true });
+    this.arrive(check.seq);
+  }
+
+  // One item arrives in the feed; a new roll rattles (when the user turned the sound on).
+  arrive(seq) {
+    const what = this.list?.put(seq, { fresh: true });
+    if (what === "added" && this.checks.has(seq)) rattle();
   }
 
   startFeed() {
     if (!this.feedEl) return;
+    wireSoundToggle($("#sound-toggle"));
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") this.list?.settle();
+    });
     const ctx = () => this.context();
     this.list = new FeedList(this.feedEl, {
       build: (seq) => {

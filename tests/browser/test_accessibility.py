@@ -23,11 +23,21 @@ AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def violations(page: Page) -> list[str]:
-    """Critical and serious axe violations on the page as it is now, one line each."""
+    """Critical and serious axe violations on the page as it is now, one line each, in the dark
+    and in the light theme (the pages follow the system's setting)."""
     if not AXE.is_file():
         pytest.fail(f"{AXE} is missing: run `make node_modules` (npm ci)", pytrace=False)
     page.add_script_tag(path=str(Path(AXE)))
-    found = page.evaluate(
+    found = []
+    for scheme in ("dark", "light"):
+        # Reduced motion also stops the colour transitions, so axe sees the settled colours.
+        page.emulate_media(color_scheme=scheme, reduced_motion="reduce")
+        found += [f"{scheme}: {line}" for line in axe(page)]
+    return [f"{page.url} [{page.viewport_size['width']}px] {line}" for line in found]
+
+
+def axe(page: Page) -> list[str]:
+    return page.evaluate(
         """async () => {
           const result = await axe.run(document, { resultTypes: ["violations"] });
           return result.violations
@@ -36,7 +46,6 @@ def violations(page: Page) -> list[str]:
                         + ` — ${v.nodes[0].failureSummary.split("\\n").slice(1, 2).join("")}`);
         }"""
     )
-    return [f"{page.url} [{page.viewport_size['width']}px]: {line}" for line in found]
 
 
 def a_table_with_every_kind_of_roll(accounts: dict[str, Any]) -> Any:
