@@ -6,6 +6,7 @@ import { S, t } from "./i18n.js";
 import { drawRoll } from "./dice.js";
 import { oddsChart } from "./odds.js";
 import { outcome } from "./render.js";
+import { RollBox } from "./rollbox.js";
 
 export const ROLLABLE = {
   d6pool: ["attributes", "abilities"],
@@ -67,7 +68,8 @@ export class Composer {
     document.addEventListener("keydown", (event) => {
       if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
       if (event.target.closest?.("input, textarea, select, [contenteditable]")) return;
-      const target = $("#rollbox", form) || this.picker;
+      const box = $("#rollbox", form);
+      const target = box && !box.closest("[hidden]") ? box : this.picker;
       event.preventDefault();
       target.focus();
     });
@@ -75,6 +77,8 @@ export class Composer {
     table.on("characters", () => this.renderCharacters() && this.updateOdds());
     this.renderCharacters();
     this.restore();
+    const box = $("#rollbox", form);
+    this.rollbox = box ? new RollBox(this, box) : null;
   }
 
   addPicked() {
@@ -390,19 +394,13 @@ export class Composer {
         const faces = this.faces();
         const targets = chosen.length ? chosen : this.gm ? [null] : [];
         if (!targets.length) throw new Error(t("select_character"));
-        const checks = [];
-        for (const character of targets) {
-          const body = { ...request };
-          if (character) body.character = character.id;
-          if (faces) body.faces = faces;
-          const check = await this.table.api.post("checks/", body);
-          this.table.showCheck(check);
-          checks.push(check);
-        }
-        this.showResult(checks);
-        this.table.refresh.state();
-        if (this.form.elements.faces) this.form.elements.faces.value = "";
-        if (this.form.elements.willpower) this.form.elements.willpower.checked = false;
+        await this.rollRequests(
+          targets.map((character) => ({
+            ...request,
+            ...(character ? { character: character.id } : {}),
+            ...(faces ? { faces } : {}),
+          })),
+        );
       }
     } catch (error) {
       this.showError(errorText(error));
@@ -411,6 +409,29 @@ export class Composer {
       button.removeAttribute("aria-busy");
       if (!this.form.contains(document.activeElement)) button.focus({ preventScroll: true });
     }
+  }
+
+  // Roll each request (the form's, or the roll box's); the results show under the button.
+  async rollRequests(requests) {
+    const checks = [];
+    try {
+      for (const body of requests) {
+        const check = await this.table.api.post("checks/", body);
+        this.table.showCheck(check);
+        checks.push(check);
+      }
+    } catch (error) {
+      this.showError(errorText(error));
+      return;
+    } finally {
+      if (checks.length) {
+        this.showResult(checks);
+        this.table.refresh.state();
+      }
+    }
+    this.showError("");
+    if (this.form.elements.faces) this.form.elements.faces.value = "";
+    if (this.form.elements.willpower) this.form.elements.willpower.checked = false;
   }
 
   // The roller sees what they rolled beside the button they pressed (on a phone the feed is

@@ -191,3 +191,20 @@ def test_a_phone_shows_the_sheet_and_form_first_and_the_result_after_roll(accoun
     result = alice.locator("#composer-result .last-roll")
     expect(result).to_be_in_viewport()
     assert alice.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_ending_the_session_asks_about_the_open_chapter(accounts, open_page):
+    campaign, _ = cofd_table(accounts)
+    gm = open_page("gm", f"/campaigns/{campaign.pk}/gm/")
+    live(gm)
+    bar = gm.locator("#sessionbar")
+    bar.get_by_role("button", name="End the session").click()
+    question = gm.get_by_role("dialog")
+    expect(question).to_contain_text("Chapter 1 is still open")
+    question.get_by_role("button", name="Cancel").click()
+    expect(bar.get_by_role("button", name="End the session")).to_be_focused()
+
+    bar.get_by_role("button", name="End the session").click()
+    question.get_by_role("button", name="End the session and the chapter").click()
+    expect(bar.get_by_role("button", name="Start a session")).to_be_visible()
+    expect(bar.get_by_role("button", name="Start a chapter")).to_be_visible()
