@@ -310,7 +310,7 @@ def stage(base: str, browser: Any, language: str) -> dict[str, Any]:
     """Set up the tables of one language and roll; return what the photographs need."""
     data = DATA[language]
     users = data["users"]
-    contexts = {who: browser.new_context(locale=language) for who in users}
+    contexts = {who: browser.new_context(locale=language, color_scheme="dark") for who in users}
     for context in contexts.values():
         context.add_cookies([{"name": "django_language", "value": language, "url": base}])
     people = {who: Client(contexts[who], base, name) for who, name in users.items()}
