@@ -350,6 +350,7 @@ JS_TEXT: dict[str, Any] = {
     "announce_roll": _("{who}: {outcome}"),
     "feed_empty": _("No rolls yet this session."),
     "show_older": _("Show older rolls"),
+    "roll_again": _("Roll again"),
     "willpower_left": _("{n} left"),
     "willpower_spent": _("1 Willpower spent"),
     "in_feed": _("#{n} in the feed"),

@@ -183,8 +183,20 @@ export function checkItem(check, ctx) {
     body,
     comparisonText(check),
     followups(check, ctx),
+    rollAgain(check, ctx),
   );
   return item;
+}
+
+// "Roll again" on one's own cards that carry the request they were rolled from (the server
+// rolls it anew: POST …/checks/<seq>/again/).
+function rollAgain(check, ctx) {
+  if (!ctx.me || check.actor_id !== ctx.me || !check.data.request) return null;
+  return h(
+    "div",
+    { class: "card-actions" },
+    h("button", { type: "button", class: "btn btn-small btn-ghost", onclick: () => ctx.act("again", check.seq) }, t("roll_again")),
+  );
 }
 
 // A die face down: what a hidden roll looks like to those who may not see it.

@@ -183,6 +183,7 @@ export class Table {
     const stateOf = new Map((this.state.characters || []).map((c) => [c.id, c]));
     return {
       isGm: this.isGm,
+      me: this.me.id,
       options: this.campaign.options || {},
       username: (id) => this.usernames.get(id),
       controls: (characterId) => {
