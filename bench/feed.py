@@ -43,7 +43,7 @@ def prepare(database_url: str, counts: list[int]) -> None:
     from django.core.management import call_command
 
     from campaign import services
-    from rolls import services as roll_services
+    from rolls.checks import services as roll_services
 
     call_command("migrate", verbosity=0)
     User = get_user_model()

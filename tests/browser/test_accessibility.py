@@ -12,7 +12,8 @@ import pytest
 from playwright.sync_api import Page
 
 from campaign import services
-from rolls import services as roll_services
+from rolls.checks import calls
+from rolls.checks import services as roll_services
 
 from .conftest import ROOT
 from .test_table import cofd_table, live
@@ -69,7 +70,7 @@ def a_table_with_every_kind_of_roll(accounts: dict[str, Any]) -> Any:
     roll_services.check_roll(
         campaign=campaign, actor=gm, request={"pool": 4, "label": "the watchman listens"}
     )
-    roll_services.call_for_check(
+    calls.call_for_check(
         campaign=campaign,
         actor=gm,
         character_ids=[str(characters["alice"].id)],

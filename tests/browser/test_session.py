@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 from rest_framework.authtoken.models import Token
 
 from campaign import services
-from rolls import services as roll_services
+from rolls.checks import services as roll_services
 
 from .test_table import cofd_table, live
 
