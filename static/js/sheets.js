@@ -1,9 +1,17 @@
 // Character sheets laid out per system (dots for the World of Darkness games, ranks for
 // Nice!/Damnit!, focuses under AGE abilities), and the editor that creates and changes them.
 import { errorText } from "./api.js";
-import { clear, h, rebuildIfChanged } from "./dom.js";
+import { clear, h, jsonScript, rebuildIfChanged } from "./dom.js";
 import { S, t } from "./i18n.js";
 import { ROLLABLE } from "./composer.js";
+import { templateEditor } from "./sheeteditor.js";
+
+// The system's sheet template, where the server sends one (then the editor is built from it).
+const TEMPLATE = jsonScript("sheet-template");
+
+export function editorFor(table, character, options) {
+  return TEMPLATE ? templateEditor(table, character, TEMPLATE, options) : characterEditor(table, character, options);
+}
 
 const DOTS = new Set(["storyteller", "cofd"]);
 

@@ -4,6 +4,7 @@ on the form, and a phone shows the roller their result."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -208,3 +209,101 @@ def test_ending_the_session_asks_about_the_open_chapter(accounts, open_page):
     question.get_by_role("button", name="End the session and the chapter").click()
     expect(bar.get_by_role("button", name="Start a session")).to_be_visible()
     expect(bar.get_by_role("button", name="Start a chapter")).to_be_visible()
+
+
+# The shape of the server's sheet template (docs: the sheet template), trimmed to a few traits.
+COFD_TEMPLATE = {
+    "system": "cofd",
+    "groups": [
+        {
+            "key": "attributes",
+            "label": "Attributes",
+            "kind": "dots",
+            "min": 1,
+            "max": 10,
+            "dots": 5,
+            "default": 1,
+            "rollable": True,
+            "open": False,
+            "of": None,
+            "sections": [{"key": "mental", "label": "Mental"}],
+            "traits": [
+                {"key": "Wits", "label": "Wits", "section": "mental", "aliases": []},
+                {"key": "Resolve", "label": "Resolve", "section": "mental", "aliases": []},
+            ],
+        },
+        {
+            "key": "skills",
+            "label": "Skills",
+            "kind": "dots",
+            "min": 0,
+            "max": 10,
+            "dots": 5,
+            "default": 0,
+            "rollable": True,
+            "open": False,
+            "of": None,
+            "sections": [],
+            "traits": [
+                {"key": "Occult", "label": "Occult", "aliases": []},
+                {"key": "Brawl", "label": "Brawl", "aliases": []},
+            ],
+        },
+        {
+            "key": "specialties",
+            "label": "Specialties",
+            "kind": "chips",
+            "rollable": False,
+            "open": True,
+            "of": "skills",
+            "sections": [],
+            "traits": [],
+        },
+    ],
+    "resources": [
+        {
+            "key": "willpower",
+            "label": "Willpower",
+            "min": 0,
+            "max": 10,
+            "default": 0,
+            "start_max": 10,
+        }
+    ],
+    "rank_values": None,
+}
+
+
+def test_the_sheet_editor_built_from_the_template(accounts, open_page):
+    campaign, _ = cofd_table(accounts)
+    gm = open_page("gm", "/")
+
+    def with_template(route: Any) -> None:
+        html = route.fetch().text()
+        script = (
+            '<script id="sheet-template" type="application/json">'
+            + json.dumps(COFD_TEMPLATE)
+            + "</script>"
+        )
+        route.fulfill(body=html.replace("</body>", script + "</body>"), content_type="text/html")
+
+    gm.route(f"**/campaigns/{campaign.pk}/gm/", with_template)
+    gm.goto(f"/campaigns/{campaign.pk}/gm/")
+    live(gm)
+    gm.locator("#sheets .sheet", has_text="Theo").get_by_role("button", name="Edit").click()
+    editor = gm.locator("form.sheet-editor")
+    expect(editor.get_by_label("Wits")).to_have_value("3")
+    expect(editor.get_by_label("Brawl")).to_have_value("")  # not on the sheet yet: counts as 0
+    editor.get_by_label("Brawl").fill("2")
+    expect(editor.locator(".se-trait", has_text="Brawl").locator(".dots-preview")).to_have_text(
+        "●●○○○"
+    )
+    editor.get_by_label("Specialties").fill("Boxing")
+    editor.locator(".se-chips-group").get_by_role("combobox").select_option("Brawl")
+    editor.locator(".se-chips-group").get_by_role("button", name="Add").click()
+    expect(editor.locator(".chip-edit")).to_contain_text(["Brawl: Boxing"])
+    editor.get_by_role("button", name="Save").click()
+    expect(editor).to_have_count(0)
+    sheet = gm.locator("#sheets .sheet", has_text="Theo")
+    expect(sheet.locator("button.trait", has_text="Brawl")).to_be_visible()
+    expect(sheet).to_contain_text("Boxing")
