@@ -354,7 +354,7 @@ JS_TEXT: dict[str, Any] = {
     "trait_value": _("Rating"),
     "add": _("Add"),
     "add_trait_named": _("+ a trait in {group}"),
-    "resources_title": _("Resources"),
+    "sheet_resources": _("Resources"),
     "fix_fields": _("Fix the marked fields ({n})."),
     "roll_again": _("Roll again"),
     "willpower_left": _("{n} left"),

@@ -233,7 +233,7 @@ export function templateEditor(table, character, template, { onDone }) {
     summary,
     fields,
     groups,
-    resourceRows.length ? h("fieldset", { class: "se-group se-resources" }, h("legend", {}, t("resources_title")), resourceRows) : null,
+    resourceRows.length ? h("fieldset", { class: "se-group se-resources" }, h("legend", {}, t("sheet_resources")), resourceRows) : null,
     h(
       "div",
       { class: "actions" },
