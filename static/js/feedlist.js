@@ -12,7 +12,8 @@ const WINDOW = 100;
 export class FeedList {
   // build(seq) -> the card or marker for seq, or null; keyOf(seq) -> a string that changes when
   // the item's content does; followups(seq) -> its controls or null;
-  // loadOlder(beforeSeq) -> a promise of the seqs of the older items it loaded ([] when none).
+  // loadOlder(beforeSeq) -> a promise of { seqs: the older items it loaded, more: whether
+  // there may be more }.
   constructor(el, { build, keyOf, followups, loadOlder }) {
     this.el = el;
     this.build = build;
@@ -159,9 +160,9 @@ export class FeedList {
     if (before === null) return;
     this.more.disabled = true;
     try {
-      const added = await this.loadOlder(before);
-      this.limit += Math.max(added.length, 0);
-      this.hasOlder = added.length > 0;
+      const { seqs: added, more } = await this.loadOlder(before);
+      this.limit += added.length;
+      this.hasOlder = more;
       const nodes = [];
       for (const seq of added.sort((a, b) => b - a)) {
         if (this.cards.has(seq) || seq >= before) continue;

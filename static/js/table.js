@@ -267,12 +267,14 @@ export class Table {
   }
 
   async loadOlder(before) {
-    const older = await this.api.get(`checks/?before=${before}&limit=50`);
+    const page = 50;
+    const older = await this.api.get(`checks/?before=${before}&limit=${page}`);
     for (const check of older) if (!this.checks.has(check.seq)) this.checks.set(check.seq, check);
     const seqs = older.map((check) => check.seq);
-    const from = seqs.length ? Math.min(...seqs) : 0;
+    const more = older.length === page;
+    const from = more ? Math.min(...seqs) : 0;
     for (const seq of this.markers.keys()) if (seq > from && seq < before) seqs.push(seq);
-    return seqs;
+    return { seqs, more };
   }
 }
 

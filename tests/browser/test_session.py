@@ -307,3 +307,18 @@ def test_the_sheet_editor_built_from_the_template(accounts, open_page):
     sheet = gm.locator("#sheets .sheet", has_text="Theo")
     expect(sheet.locator("button.trait", has_text="Brawl")).to_be_visible()
     expect(sheet).to_contain_text("Boxing")
+
+
+def test_the_feed_holds_a_window_and_shows_older_rolls_on_demand(accounts, open_page):
+    campaign, characters = cofd_table(accounts)
+    for n in range(56):
+        roll_as(campaign, accounts["boris"], characters["boris"], ["Wits"], f"roll {n}")
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    cards = alice.locator("#feed article.roll")
+    expect(cards).to_have_count(50)
+    expect(cards.first).to_contain_text("roll 55")
+    alice.get_by_role("button", name="Show older rolls").click()
+    expect(cards).to_have_count(56)
+    expect(cards.last).to_contain_text("roll 0")
+    expect(alice.get_by_role("button", name="Show older rolls")).to_have_count(0)
