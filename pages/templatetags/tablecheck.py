@@ -357,6 +357,7 @@ JS_TEXT: dict[str, Any] = {
     "sheet_resources": _("Resources"),
     "fix_fields": _("Fix the marked fields ({n})."),
     "roll_again": _("Roll again"),
+    "sheet_changed": _("{name}'s sheet changed: {changes}"),
     "willpower_left": _("{n} left"),
     "willpower_spent": _("1 Willpower spent"),
     "in_feed": _("#{n} in the feed"),

@@ -223,7 +223,7 @@ function stubItem(check, ctx) {
   );
 }
 
-export function markerItem(event) {
+export function markerItem(event, ctx = null) {
   const p = event.payload || {};
   let text = "";
   const kind = event.type.split(".")[0];
@@ -231,6 +231,12 @@ export function markerItem(event) {
   else if (event.type.endsWith(".ended")) text = t(`${kind}_ended`, { n: p.number });
   else if (event.type === EVENT.CHECK_CALLED) text = t("called", { names: (p.character_names || []).join(", ") });
   else if (event.type === EVENT.MEMBER_JOINED) text = t("joined", { name: p.username || "?" });
+  else if (event.type === EVENT.CHARACTER_CHANGED && p.during_session && (p.diff || []).length && ctx?.isGm) {
+    // A sheet changed while a session was open: the GM sees what changed, in the feed.
+    const shown = (v) => (v === null || v === undefined ? "—" : Array.isArray(v) ? v.join(", ") || "—" : String(v));
+    const changes = p.diff.map((d) => `${d.trait} ${shown(d.from)} → ${shown(d.to)}`).join(", ");
+    text = t("sheet_changed", { name: p.name || ctx.characterName(p.character_id) || "?", changes });
+  }
   if (!text) return null;
   const title = p.title ? ` — ${p.title}` : "";
   return h(

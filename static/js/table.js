@@ -129,7 +129,7 @@ export class Table {
       } else if (type === EVENT.TASK_RESET) {
         touched.add("state");
       }
-      if (markerItem(event)) {
+      if (markerItem(event, this.context())) {
         this.markers.set(event.seq, event);
         changed.push(event.seq);
       }
@@ -184,6 +184,7 @@ export class Table {
     return {
       isGm: this.isGm,
       me: this.me.id,
+      characterName: (id) => characters.get(id)?.name,
       options: this.campaign.options || {},
       username: (id) => this.usernames.get(id),
       controls: (characterId) => {
@@ -240,7 +241,7 @@ export class Table {
         const check = this.checks.get(seq);
         if (check) return checkItem(check, ctx());
         const marker = this.markers.get(seq);
-        return marker ? markerItem(marker) : null;
+        return marker ? markerItem(marker, ctx()) : null;
       },
       keyOf: (seq) => cardKey(this.checks.get(seq) || this.markers.get(seq)),
       followups: (seq) => {
