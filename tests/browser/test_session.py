@@ -322,3 +322,19 @@ def test_the_feed_holds_a_window_and_shows_older_rolls_on_demand(accounts, open_
     expect(cards).to_have_count(56)
     expect(cards.last).to_contain_text("roll 0")
     expect(alice.get_by_role("button", name="Show older rolls")).to_have_count(0)
+
+
+def test_no_page_is_wider_than_a_phone(accounts, open_page):
+    campaign, characters = cofd_table(accounts)
+    roll_as(campaign, accounts["alice"], characters["alice"], ["Wits", "Occult"], "a long label")
+    for who, path in (
+        ("gm", f"/campaigns/{campaign.pk}/gm/"),
+        ("alice", f"/campaigns/{campaign.pk}/play/"),
+        ("alice", f"/campaigns/{campaign.pk}/audit/"),
+        ("alice", "/"),
+    ):
+        page = open_page(who, path)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_timeout(300)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{path} is {width}px wide on a 390px phone"
