@@ -79,6 +79,7 @@ export class Composer {
     this.restore();
     const box = $("#rollbox", form);
     this.rollbox = box ? new RollBox(this, box) : null;
+    this.rollbox?.renderFavourites();
   }
 
   addPicked() {
@@ -201,6 +202,7 @@ export class Composer {
     this.renderTraits();
     this.refreshSpecialties();
     this.showWillpower();
+    this.rollbox?.renderFavourites();
   }
 
   // The chosen character's Willpower beside the spend box (the server checks the balance).

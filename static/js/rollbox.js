@@ -36,7 +36,57 @@ export class RollBox {
     });
     input.addEventListener("keydown", (event) => this.key(event));
     input.addEventListener("blur", () => setTimeout(() => this.close(), 150));
+    this.favourites = $("#rollbox-favourites");
+    $("#rollbox-save")?.addEventListener("click", () => this.saveFavourite());
     this.probe();
+  }
+
+  // --- favourite rolls (per character, where the server keeps them) -------------------------
+
+  renderFavourites() {
+    if (!this.favourites) return;
+    const character = this.character();
+    const list = character && Array.isArray(character.favourites) ? character.favourites : null;
+    this.favourites.hidden = !list;
+    $("#rollbox-save").hidden = !list;
+    if (!list) return;
+    this.favourites.replaceChildren(
+      ...list.map((favourite) =>
+        h(
+          "li",
+          { class: "favourite" },
+          h("button", { type: "button", class: "btn btn-small btn-ghost", title: favourite.text, onclick: () => this.use(favourite.text) }, favourite.name || favourite.text),
+          h("button", { type: "button", class: "chip-x", "aria-label": `${t("remove")}: ${favourite.name || favourite.text}`, onclick: () => this.dropFavourite(character, favourite) }, "×"),
+        ),
+      ),
+    );
+  }
+
+  use(text) {
+    this.input.value = text;
+    this.input.focus();
+    this.parse();
+  }
+
+  async saveFavourite() {
+    const character = this.character();
+    const text = this.input.value.trim();
+    if (!character || !text) return;
+    try {
+      await this.table.api.post(`characters/${character.id}/favourites/`, { text });
+      this.table.refresh.characters();
+    } catch (error) {
+      this.show(null, error);
+    }
+  }
+
+  async dropFavourite(character, favourite) {
+    try {
+      await this.table.api.del(`characters/${character.id}/favourites/${favourite.id}/`);
+      this.table.refresh.characters();
+    } catch (error) {
+      this.table.toast(errorText(error), "error");
+    }
   }
 
   // The box shows only where the server has the parser (an older server: the form alone).
