@@ -25,7 +25,6 @@ export class RollBox {
     this.list = $("#rollbox-list");
     this.preview = $("#rollbox-preview");
     this.error = $("#rollbox-error");
-    this.field = input.closest(".rollbox-field");
     this.parsed = null;
     this.choice = -1;
     this.check = debounce(() => this.parse(), 250);
@@ -38,7 +37,6 @@ export class RollBox {
     input.addEventListener("blur", () => setTimeout(() => this.close(), 150));
     this.favourites = $("#rollbox-favourites");
     $("#rollbox-save")?.addEventListener("click", () => this.saveFavourite());
-    this.probe();
   }
 
   // --- favourite rolls (per character, where the server keeps them) -------------------------
@@ -87,19 +85,6 @@ export class RollBox {
     } catch (error) {
       this.table.toast(errorText(error), "error");
     }
-  }
-
-  // The box shows only where the server has the parser (an older server: the form alone).
-  async probe() {
-    try {
-      await this.table.api.post("checks/parse/", { text: "" });
-    } catch (error) {
-      if (error.status === 404 || error.status === 405) {
-        this.field.hidden = true;
-        return;
-      }
-    }
-    this.field.hidden = false;
   }
 
   character() {
