@@ -74,7 +74,10 @@ export class Composer {
       target.focus();
     });
     // A sheet that changed changes the odds (and clears an error the old sheet caused).
-    table.on("characters", () => this.renderCharacters() && this.updateOdds());
+    table.on("characters", () => {
+      if (this.renderCharacters()) this.updateOdds();
+      this.rollbox?.renderFavourites();
+    });
     this.renderCharacters();
     this.restore();
     const box = $("#rollbox", form);
