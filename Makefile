@@ -25,6 +25,18 @@ browser:
 			echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2; exit 1; \
 		fi; }
 
+# What the browser tests inject into the pages (axe-core), as pinned by package-lock.json.
+node_modules: package.json package-lock.json
+	@command -v npm >/dev/null || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			(apt-get install -y -qq npm >/dev/null 2>&1 || \
+			 (apt-get update -qq && apt-get install -y -qq npm >/dev/null)); \
+		else \
+			echo "the accessibility tests need npm: sudo apt-get install npm" >&2; exit 1; \
+		fi; }
+	npm ci --no-audit --no-fund --loglevel=error
+	touch node_modules
+
 run: $(STAMP)
 	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
@@ -33,13 +45,13 @@ run: $(STAMP)
 
 # The embedded default: SQLite and the in-memory channel layer. Tests that need PostgreSQL or
 # Redis are deselected here and run by `make test-services` (and CI).
-test: $(STAMP) browser
+test: $(STAMP) browser node_modules
 	rm -f var/test*.sqlite3*  # a killed run's WAL files would break the next test database
 	env -u DATABASE_URL -u REDIS_URL $(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup \
 		-m "not postgres and not redis"
 
 # The whole suite against real services: DATABASE_URL=postgres://… REDIS_URL=redis://… required.
-test-services: $(STAMP) browser
+test-services: $(STAMP) browser node_modules
 	@case "$$DATABASE_URL" in postgres*) ;; *) echo "test-services needs DATABASE_URL=postgres://..." >&2; exit 2;; esac
 	@case "$$REDIS_URL" in redis*) ;; *) echo "test-services needs REDIS_URL=redis://..." >&2; exit 2;; esac
 	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not faults"
@@ -70,4 +82,4 @@ screenshots: $(STAMP) browser
 	$(PY) docs/screenshots/make.py
 
 clean:
-	rm -rf $(VENV) var staticfiles .pytest_cache .hypothesis
+	rm -rf $(VENV) var staticfiles .pytest_cache .hypothesis node_modules

@@ -35,6 +35,7 @@ def main() -> int:
         ["bench/api.py", *quick, *pg],
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
         ["bench/sockets.py"],
+        ["bench/feed.py", *(["--repeat", "3"] if args.quick else [])],
     ]
     if pg:
         runs.insert(2, ["bench/log.py", "--events", "100000", *pg])

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext_lazy as _
 
 from campaign import services
 from campaign.models import Campaign
@@ -13,7 +16,7 @@ DEMO_USERS = {"gm": "gm-demo-pass", "alice": "alice-demo-pass", "boris": "boris-
 # (campaign name, system, {player: (character name, traits, resources)})
 DEMO_CAMPAIGNS = [
     (
-        "Demo: Dust and Revolvers",
+        _("Demo: Dust and Revolvers"),
         "d6pool",
         {
             "alice": (
@@ -35,7 +38,7 @@ DEMO_CAMPAIGNS = [
         },
     ),
     (
-        "Demo: Chicago by Night",
+        _("Demo: Chicago by Night"),
         "storyteller",
         {
             "alice": (
@@ -57,7 +60,7 @@ DEMO_CAMPAIGNS = [
         },
     ),
     (
-        "Demo: The Frontier",
+        _("Demo: The Frontier"),
         "nice_damnit",
         {
             "alice": (
@@ -76,7 +79,7 @@ DEMO_CAMPAIGNS = [
         },
     ),
     (
-        "Demo: Ceres Station",
+        _("Demo: Ceres Station"),
         "age",
         {
             "alice": (
@@ -98,7 +101,7 @@ DEMO_CAMPAIGNS = [
         },
     ),
     (
-        "Demo: Innocents of Ashwood",
+        _("Demo: Innocents of Ashwood"),
         "cofd",
         {
             "alice": (
@@ -126,7 +129,14 @@ DEMO_CAMPAIGNS = [
 
 @transaction.atomic
 def load_demo() -> list[str]:
-    """Create the demo users and campaigns unless they exist; return lines to print."""
+    """Create the demo users and campaigns unless they exist; return lines to print. Names and
+    titles are written in the site's language (LANGUAGE_CODE): a Russian site gets a Russian
+    demo."""
+    with translation.override(settings.LANGUAGE_CODE):
+        return _load_demo()
+
+
+def _load_demo() -> list[str]:
     User = get_user_model()
     users = {}
     for username, password in DEMO_USERS.items():
@@ -137,7 +147,8 @@ def load_demo() -> list[str]:
             user.save()
         users[username] = user
     created_campaigns = 0
-    for name, system, characters in DEMO_CAMPAIGNS:
+    for lazy_name, system, characters in DEMO_CAMPAIGNS:
+        name = str(lazy_name)
         if Campaign.objects.filter(name=name).exists():
             continue
         created_campaigns += 1
@@ -152,8 +163,8 @@ def load_demo() -> list[str]:
                 resources=resources,
                 owner_id=users[username].pk,
             )
-        services.start_session(campaign=campaign, actor=users["gm"], title="Friday night")
-        services.start_chapter(campaign=campaign, actor=users["gm"], title="Chapter one")
+        services.start_session(campaign=campaign, actor=users["gm"], title=str(_("Friday night")))
+        services.start_chapter(campaign=campaign, actor=users["gm"], title=str(_("Chapter one")))
     lines = [f"demo campaigns created: {created_campaigns} (of {len(DEMO_CAMPAIGNS)})"]
     lines += [f"  login {u!r:8} password {p!r}" for u, p in DEMO_USERS.items()]
     return lines

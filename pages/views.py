@@ -48,7 +48,7 @@ from rolls.reads.selectors import check_visible, events_for
 from rolls.systems import SYSTEM_IDS
 from rolls.trust.stored_log import verify_campaigns
 
-FEED_LIMIT = 200
+FEED_LIMIT = 50  # the first paint; older rolls load on demand (GET …/checks/?before=)
 AUDIT_PAGE = 50
 # Events the feed shows as a line between the rolls.
 MARKER_TYPES = [
@@ -178,7 +178,9 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
     checks = Check.objects.filter(campaign=campaign, seq__lte=head)
     if session is not None:
         checks = checks.filter(seq__gt=session.started_seq)
-    recent = list(checks.order_by("-seq")[:FEED_LIMIT])[::-1]
+    recent = list(checks.order_by("-seq")[: FEED_LIMIT + 1])[::-1]
+    more_checks = len(recent) > FEED_LIMIT
+    recent = recent[-FEED_LIMIT:]
     since = session.started_seq - 1 if session else (recent[0].seq - 1 if recent else head)
     members = Membership.objects.filter(campaign=campaign).select_related("user")
     return {
@@ -194,6 +196,7 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
         "members": MemberSerializer(members.order_by("joined_seq"), many=True).data,
         "state": allowances_for(campaign, membership),
         "checks": [check_data(check, membership) for check in recent],
+        "more_checks": more_checks,
         "markers": events_for(
             membership=membership, after=since, until=head, types=MARKER_TYPES, limit=500
         ),
@@ -290,10 +293,9 @@ class Verification:
     events: int
     details: list[str]
     sessions: list[dict[str, Any]]
-    exportable: bool = False
 
 
-def _verification(campaigns: list[Campaign], gm_of: set[int]) -> list[Verification]:
+def _verification(campaigns: list[Campaign]) -> list[Verification]:
     """The log check per campaign (chain, results, seeds) and what it says of each session."""
     if not campaigns:
         return []
@@ -318,7 +320,6 @@ def _verification(campaigns: list[Campaign], gm_of: set[int]) -> list[Verificati
                 events=stream.events if stream else 0,
                 details=[str(problem) for problem in stream.problems] if stream else [],
                 sessions=sessions,
-                exportable=campaign.pk in gm_of,
             )
         )
     return results
@@ -417,7 +418,7 @@ def audit(request: HttpRequest, campaign_id: int | None = None) -> HttpResponse:
             "campaign": chosen,
             "membership": by_campaign.get(chosen.pk) if chosen else None,
             "is_gm": bool(chosen and chosen.pk in gm_of),
-            "verification": _verification(campaigns, gm_of),
+            "verification": _verification(campaigns),
             "strings": ui_strings(),
             "audit_data": {row["key"]: row["data"] for row in rows if row["visible"]},
             "page_name": "audit",

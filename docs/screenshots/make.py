@@ -310,7 +310,7 @@ def stage(base: str, browser: Any, language: str) -> dict[str, Any]:
     """Set up the tables of one language and roll; return what the photographs need."""
     data = DATA[language]
     users = data["users"]
-    contexts = {who: browser.new_context(locale=language) for who in users}
+    contexts = {who: browser.new_context(locale=language, color_scheme="dark") for who in users}
     for context in contexts.values():
         context.add_cookies([{"name": "django_language", "value": language, "url": base}])
     people = {who: Client(contexts[who], base, name) for who, name in users.items()}
@@ -393,7 +393,7 @@ def stage(base: str, browser: Any, language: str) -> dict[str, Any]:
     return {"cofd": cid, "contexts": contexts}
 
 
-def shoot(base: str, browser: Any, language: str, staged: dict[str, Any]) -> None:
+def shoot(base: str, browser: Any, language: str, staged: dict[str, Any], out: Path) -> None:
     cid = staged["cofd"]
     shots = [
         ("gm", f"/campaigns/{cid}/gm/", f"gm-{language}.png", 1440),
@@ -409,27 +409,39 @@ def shoot(base: str, browser: Any, language: str, staged: dict[str, Any]) -> Non
         page.wait_for_selector(
             "#conn[data-state=live]", timeout=10_000
         ) if "audit" not in path else None
-        if name.startswith("player") and width > 500:
-            # Show the odds of a roll being put together.
+        if name.startswith("player"):
+            # A roll being put together: two traits from the sheet, and its odds.
+            page.evaluate("localStorage.clear()")
+            page.reload()
+            page.wait_for_selector("#conn[data-state=live]", timeout=10_000)
             page.locator("#sheets button.trait").nth(0).click()
             page.locator("#sheets button.trait").nth(4).click()
+        if width < 500:
+            # The phone after Roll: the result under the button, where the thumb is.
+            page.locator("#composer-roll").click()
+            page.wait_for_selector("#composer-result .last-roll", timeout=10_000)
         page.wait_for_timeout(1200)
-        page.evaluate("window.scrollTo(0, 0)")
-        page.screenshot(path=str(OUT / name), full_page=width > 500)
+        if width > 500:
+            page.evaluate("window.scrollTo(0, 0)")
+        # The GM's dashboard as it fits a 1440x900 screen; the player's page and the audit whole.
+        whole = name.startswith(("player-", "audit")) and width > 500
+        page.screenshot(path=str(out / name), full_page=whole)
         page.close()
-        print("wrote", OUT / name)
+        print("wrote", out / name)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running server (default: start one on a temp database)")
+    parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: here)")
+    parser.add_argument("--language", choices=["ru", "en"], action="append")
     args = parser.parse_args()
     server = contextlib.nullcontext(args.url) if args.url else own_server()
     with server as base, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        for language in ("ru", "en"):
+        for language in args.language or ["ru", "en"]:
             staged = stage(base, browser, language)
-            shoot(base, browser, language, staged)
+            shoot(base, browser, language, staged, args.out)
             for context in staged["contexts"].values():
                 context.close()
         browser.close()

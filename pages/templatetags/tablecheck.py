@@ -276,7 +276,7 @@ JS_TEXT: dict[str, Any] = {
     "drama_die": _("Drama Die"),
     "stunt_points": _("{n} stunt points"),
     "doubles": _("doubles"),
-    "fortune_changed": _("Fortune: die {die} set to {value} for {cost}"),
+    "fortune_changed": _("Fortune: {die} set to {value} for {cost}"),
     "exploded": _("exploded"),
     "rerolled": _("rote reroll"),
     "free_botch_used": _("free botch used: the botch became a failure"),
@@ -309,6 +309,18 @@ JS_TEXT: dict[str, Any] = {
     "joined": _("{name} joined the table"),
     "announce_roll": _("{who}: {outcome}"),
     "feed_empty": _("No rolls yet this session."),
+    "show_older": _("Show older rolls"),
+    "trait_name": _("Trait name"),
+    "trait_value": _("Rating"),
+    "add": _("Add"),
+    "add_trait_named": _("+ a trait in {group}"),
+    "sheet_resources": _("Resources"),
+    "fix_fields": _("Fix the marked fields ({n})."),
+    "roll_again": _("Roll again"),
+    "sheet_changed": _("{name}'s sheet changed: {changes}"),
+    "willpower_left": _("{n} left"),
+    "willpower_spent": _("1 Willpower spent"),
+    "in_feed": _("#{n} in the feed"),
     # follow-ups
     "dramatic_failure": _("Fail dramatically for a Beat"),
     "dramatic_failure_hint": _(
@@ -337,6 +349,12 @@ JS_TEXT: dict[str, Any] = {
     "saved": _("Saved."),
     "copied": _("Copied to the clipboard."),
     "confirm_end_session": _("End the session? Its dice seed will be revealed."),
+    "confirm_end_session_chapter": _(
+        "End the session? Its dice seed will be revealed. Chapter {n} is still open: "
+        "end it too, or keep it open into the next session?"
+    ),
+    "end_session_and_chapter": _("End the session and the chapter"),
+    "end_session_only": _("End the session, keep the chapter"),
     "confirm_remove": _("Remove {name} from the campaign?"),
     "presence_unknown": _("Presence shows once the live connection is up."),
     "online": _("online"),
@@ -353,6 +371,7 @@ JS_TEXT: dict[str, Any] = {
     # breakdown lines the server names by kind
     "bd_dice": _("extra dice"),
     "bd_retry": _("retry"),
+    "bd_willpower": _("Willpower"),
     "bd_teamwork": _("teamwork"),
     "bd_adrenaline": _("adrenaline"),
     "bd_actions": _("multiple actions"),

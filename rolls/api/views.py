@@ -80,15 +80,27 @@ def _int_param(request: Request, name: str, default: int | None = None) -> int |
 class CheckListView(APIView):
     @extend_schema(
         responses=CheckSerializer(many=True),
-        parameters=[OpenApiParameter("after", int), OpenApiParameter("limit", int)],
+        parameters=[
+            OpenApiParameter("after", int, description="checks with seq > after, oldest first"),
+            OpenApiParameter(
+                "before", int, description="the newest checks with seq < before, oldest first"
+            ),
+            OpenApiParameter("limit", int, description="at most 500"),
+        ],
         summary="Checks, as I may see them",
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         after = _int_param(request, "after", 0)
+        before = _int_param(request, "before")
         limit = min(_int_param(request, "limit", 100) or 100, 500)
-        checks = Check.objects.filter(campaign=campaign, seq__gt=after).order_by("seq")[:limit]
-        return Response([check_data(check, membership) for check in checks])
+        checks = Check.objects.filter(campaign=campaign, seq__gt=after)
+        if before is None:
+            page = list(checks.order_by("seq")[:limit])
+        else:
+            # A feed's "show older": the page just below what it shows.
+            page = list(checks.filter(seq__lt=before).order_by("-seq")[:limit])[::-1]
+        return Response([check_data(check, membership) for check in page])
 
     @extend_schema(
         request=CheckRequestSerializer, responses={201: CheckSerializer}, summary="Roll a check"

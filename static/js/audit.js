@@ -1,7 +1,14 @@
 // The audit table: the same dice drawings as the feed, and filters that apply as they change.
 import { $, $$, clear, jsonScript } from "./dom.js";
 import { drawRoll } from "./dice.js";
+import { dateTime } from "./i18n.js";
 import { outcome } from "./render.js";
+
+// Times in the reader's zone, marked, as the feed shows them (the server wrote UTC).
+for (const time of $$("time[datetime]")) {
+  const text = dateTime(time.getAttribute("datetime"));
+  if (text) time.textContent = text;
+}
 
 const data = jsonScript("audit-data") || {};
 for (const cell of $$(".dice-cell[data-key]")) {

@@ -1,9 +1,12 @@
 // The roll form (players) and the call for a check (GM): traits from the sheet, the system's own
 // fields, the odds before anything is rolled, then roll (or call).
 import { errorText } from "./api.js";
-import { $, $$, clear, debounce, h } from "./dom.js";
+import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { S, t } from "./i18n.js";
+import { drawRoll } from "./dice.js";
 import { oddsChart } from "./odds.js";
+import { outcome } from "./render.js";
+import { RollBox } from "./rollbox.js";
 
 export const ROLLABLE = {
   d6pool: ["attributes", "abilities"],
@@ -13,6 +16,8 @@ export const ROLLABLE = {
   nice_damnit: ["areas", "skills"],
 };
 const MAX_TRAITS = { age: 1 };
+// Declared for one roll only: never remembered, cleared once the roll is made.
+const TRANSIENT = new Set(["character", "faces", "willpower"]);
 
 export class Composer {
   constructor(table, form) {
@@ -27,25 +32,117 @@ export class Composer {
     this.picker = $("#trait-picker", form);
     this.placeholder = this.picker.options[0]?.textContent || "+";
     this.updateOdds = debounce(() => this.odds(), 200);
+    this.storeKey = `tablecheck:roll-form:${table.campaign.id}:${table.me.id}:${form.dataset.mode}`;
     // Words and faces do not change the odds; everything else does.
     const quiet = new Set(["label", "modifier_label", "faces", "visibility"]);
     form.addEventListener("input", (event) => {
+      if (event.target === this.picker) return;
       if (!quiet.has(event.target.name)) this.updateOdds();
+      this.save();
     });
     form.addEventListener("change", (event) => {
       if (event.target === this.picker) {
-        if (this.picker.value) this.addTrait(this.picker.value);
-        this.picker.value = "";
+        // Arrow keys walk the list without adding; Enter (or a click in the list) adds.
+        if (!this.walking && this.picker.value) this.addPicked();
+        return;
       }
       if (!quiet.has(event.target.name)) this.updateOdds();
+      this.save();
     });
+    this.picker.addEventListener("keydown", (event) => {
+      const opens = event.key === " " || (event.altKey && event.key.startsWith("Arrow"));
+      this.walking = !opens && event.key !== "Enter";
+      if (event.key === "Enter") {
+        event.preventDefault();
+        if (this.picker.value) this.addPicked();
+      }
+    });
+    this.picker.addEventListener("pointerdown", () => (this.walking = false));
+    $("#trait-add", form)?.addEventListener("click", () => this.picker.value && this.addPicked());
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const action = event.submitter?.value || "roll";
       this.submit(action);
     });
-    table.on("characters", () => this.renderCharacters());
+    // "/" from anywhere outside a field: straight to the form (the one-line box when there is one).
+    document.addEventListener("keydown", (event) => {
+      if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
+      if (event.target.closest?.("input, textarea, select, [contenteditable]")) return;
+      const box = $("#rollbox", form);
+      const target = box && !box.closest("[hidden]") ? box : this.picker;
+      event.preventDefault();
+      target.focus();
+    });
+    // A sheet that changed changes the odds (and clears an error the old sheet caused).
+    table.on("characters", () => {
+      if (this.renderCharacters()) this.updateOdds();
+      this.rollbox?.renderFavourites();
+    });
     this.renderCharacters();
+    this.restore();
+    const box = $("#rollbox", form);
+    this.rollbox = box ? new RollBox(this, box) : null;
+    this.rollbox?.renderFavourites();
+  }
+
+  addPicked() {
+    this.addTrait(this.picker.value);
+    this.picker.value = "";
+    this.walking = false;
+  }
+
+  // --- what the user chose survives a reload ------------------------------------------------
+
+  save() {
+    if (this.restoring) return;
+    const fields = {};
+    for (const el of this.form.elements) {
+      if (!el.name || TRANSIENT.has(el.name) || el === this.picker) continue;
+      if (el.type === "radio") {
+        if (el.checked) fields[el.name] = el.value;
+      } else if (el.type === "checkbox") fields[el.name] = el.checked;
+      else if (["INPUT", "SELECT", "TEXTAREA"].includes(el.tagName)) fields[el.name] = el.value;
+    }
+    const state = { traits: this.traits, selected: [...this.selected], fields };
+    try {
+      localStorage.setItem(this.storeKey, JSON.stringify(state));
+    } catch {
+      /* private mode or full: the form still works, it just forgets */
+    }
+  }
+
+  restore() {
+    let state;
+    try {
+      state = JSON.parse(localStorage.getItem(this.storeKey) || "null");
+    } catch {
+      state = null;
+    }
+    if (!state) return;
+    this.restoring = true;
+    const ids = new Set(this.candidates().map((c) => c.id));
+    const selected = (state.selected || []).filter((id) => ids.has(id));
+    if (selected.length) {
+      this.selected = new Set(this.gm ? selected : selected.slice(0, 1));
+      $$("input[name=character]", this.form).forEach((input) => (input.checked = this.selected.has(input.value)));
+      this.refreshFields();
+    }
+    const known = new Set($$("option", this.picker).map((o) => o.value));
+    this.traits = (state.traits || []).filter((name) => known.has(name));
+    for (const [name, value] of Object.entries(state.fields || {})) {
+      for (const el of this.form.querySelectorAll(`[name="${CSS.escape(name)}"]`)) {
+        if (el.type === "radio") el.checked = el.value === value;
+        else if (el.type === "checkbox") el.checked = Boolean(value);
+        else if (el.tagName !== "SELECT" || $$("option", el).some((o) => o.value === value)) el.value = value;
+      }
+    }
+    this.renderTraits();
+    this.refreshSpecialties();
+    const specialty = (state.fields || {})[this.system === "cofd" ? "specialty" : "focus"];
+    const select = this.form.elements[this.system === "cofd" ? "specialty" : "focus"];
+    if (specialty && select && $$("option", select).some((o) => o.value === specialty)) select.value = specialty;
+    this.restoring = false;
+    this.updateOdds();
   }
 
   // Characters this form can roll for: mine (players), everyone's (GM).
@@ -60,6 +157,11 @@ export class Composer {
   renderCharacters() {
     const box = $("#composer-characters", this.form);
     const candidates = this.candidates();
+    const key = candidates.map((c) => [c.id, c.name, c.owner_id, c.traits, this.table.usernames.get(c.owner_id)]);
+    return rebuildIfChanged(box, key, () => this.characterBox(box, candidates));
+  }
+
+  characterBox(box, candidates) {
     const ids = new Set(candidates.map((c) => c.id));
     for (const id of [...this.selected]) if (!ids.has(id)) this.selected.delete(id);
     if (!this.gm && !this.selected.size && candidates.length) this.selected.add(candidates[0].id);
@@ -76,6 +178,7 @@ export class Composer {
           else this.selected.delete(character.id);
           this.refreshFields();
           this.updateOdds();
+          this.save();
         },
       });
       const owner = this.gm ? this.table.usernames.get(character.owner_id) : null;
@@ -101,6 +204,17 @@ export class Composer {
     }
     this.renderTraits();
     this.refreshSpecialties();
+    this.showWillpower();
+    this.rollbox?.renderFavourites();
+  }
+
+  // The chosen character's Willpower beside the spend box (the server checks the balance).
+  showWillpower() {
+    const note = $("#willpower-balance", this.form);
+    if (!note) return;
+    const chosen = this.chosen();
+    const value = chosen.length === 1 ? (chosen[0].resources || {}).willpower : undefined;
+    note.textContent = value === undefined ? "" : `· ${t("willpower_left", { n: value })}`;
   }
 
   addTrait(name) {
@@ -111,6 +225,7 @@ export class Composer {
     this.renderTraits();
     this.refreshSpecialties();
     this.updateOdds();
+    this.save();
   }
 
   // Called from a sheet: clicking a trait puts it in the form (and picks its character).
@@ -130,19 +245,32 @@ export class Composer {
     this.renderTraits();
     this.refreshSpecialties();
     this.updateOdds();
+    this.save();
+  }
+
+  // A removed chip took the focus with it: give it to the next chip, or to the picker.
+  removeChip(name) {
+    const index = this.traits.indexOf(name);
+    this.removeTrait(name);
+    const buttons = $$(".chip-x", this.form);
+    (buttons[Math.min(index, buttons.length - 1)] || this.picker).focus();
   }
 
   renderTraits() {
     const box = $("#composer-traits", this.form);
     clear(box);
-    if (!this.traits.length) box.append(h("span", { class: "muted hint" }, t("no_traits")));
+    const none = $("#composer-traits-none", this.form);
+    if (none) {
+      none.textContent = t("no_traits");
+      none.hidden = this.traits.length > 0;
+    }
     for (const name of this.traits) {
       box.append(
         h(
           "span",
           { class: "trait-chip", role: "listitem" },
           name,
-          h("button", { type: "button", class: "chip-x", "aria-label": `× ${name}`, onclick: () => this.removeTrait(name) }, "×"),
+          h("button", { type: "button", class: "chip-x", "aria-label": `× ${name}`, onclick: () => this.removeChip(name) }, "×"),
         ),
       );
     }
@@ -188,12 +316,14 @@ export class Composer {
       if (flag("stressful")) request.stressful = true;
       if (flag("automatic")) request.automatic = true;
       if (flag("not_escalating")) request.not_escalating = true;
+      if (flag("willpower")) request.willpower = true;
     } else if (this.system === "cofd") {
       const again = f.get("again");
       request.again = again === "none" ? null : Number(again || 10);
       if (flag("rote")) request.rote = true;
       if (flag("under_pressure")) request.under_pressure = true;
       if (flag("extended")) request.extended = true;
+      if (flag("willpower")) request.willpower = true;
       if (f.get("specialty")) request.specialty = f.get("specialty");
     } else if (this.system === "age") {
       const target = num("target");
@@ -251,10 +381,14 @@ export class Composer {
   }
 
   async submit(action) {
+    // The button stays enabled (a disabled button drops the focus to <body>); a second press
+    // while the first is on its way does nothing.
+    if (this.busy) return;
     const request = this.request();
     const chosen = this.chosen();
     const button = action === "call" ? $("#composer-call", this.form) : $("#composer-roll", this.form);
-    button.disabled = true;
+    this.busy = true;
+    button.setAttribute("aria-busy", "true");
     this.showError("");
     try {
       if (action === "call") {
@@ -265,21 +399,68 @@ export class Composer {
         const faces = this.faces();
         const targets = chosen.length ? chosen : this.gm ? [null] : [];
         if (!targets.length) throw new Error(t("select_character"));
-        for (const character of targets) {
-          const body = { ...request };
-          if (character) body.character = character.id;
-          if (faces) body.faces = faces;
-          const check = await this.table.api.post("checks/", body);
-          this.table.checks.set(check.seq, check);
-        }
-        this.table.renderFeed();
-        this.table.refresh.state();
-        if (this.form.elements.faces) this.form.elements.faces.value = "";
+        await this.rollRequests(
+          targets.map((character) => ({
+            ...request,
+            ...(character ? { character: character.id } : {}),
+            ...(faces ? { faces } : {}),
+          })),
+        );
       }
     } catch (error) {
       this.showError(errorText(error));
     } finally {
-      button.disabled = false;
+      this.busy = false;
+      button.removeAttribute("aria-busy");
+      if (!this.form.contains(document.activeElement)) button.focus({ preventScroll: true });
     }
+  }
+
+  // Roll each request (the form's, or the roll box's); the results show under the button.
+  async rollRequests(requests) {
+    const checks = [];
+    try {
+      for (const body of requests) {
+        const check = await this.table.api.post("checks/", body);
+        this.table.showCheck(check);
+        checks.push(check);
+      }
+    } catch (error) {
+      this.showError(errorText(error));
+      return;
+    } finally {
+      if (checks.length) {
+        this.showResult(checks);
+        this.table.refresh.state();
+      }
+    }
+    this.showError("");
+    if (this.form.elements.faces) this.form.elements.faces.value = "";
+    if (this.form.elements.willpower) this.form.elements.willpower.checked = false;
+  }
+
+  // The roller sees what they rolled beside the button they pressed (on a phone the feed is
+  // a screen away); the card itself is in the feed.
+  showResult(checks) {
+    const box = $("#composer-result", this.form);
+    if (!box) return;
+    clear(box);
+    for (const check of checks) {
+      if (check.redacted) continue;
+      const roll = (check.data.rolls || [])[0];
+      if (!roll) continue;
+      box.append(
+        h(
+          "div",
+          { class: "last-roll" },
+          h("span", { class: "last-who" }, roll.character_name || t("npc")),
+          drawRoll(check.system, roll),
+          outcome(check.system, roll),
+          h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq })),
+        ),
+      );
+    }
+    box.hidden = !box.childElementCount;
+    if (!box.hidden) box.scrollIntoView({ block: "nearest", behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
   }
 }

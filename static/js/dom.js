@@ -56,3 +56,15 @@ export function debounce(fn, ms) {
     timer = setTimeout(() => fn(...args), ms);
   };
 }
+
+const shown = new WeakMap();
+
+// Rebuild `box` only when what it shows has changed (`key`, any JSON-able value): someone else's
+// event must not take away the focus, an open control or a half-typed value.
+export function rebuildIfChanged(box, key, build) {
+  const text = JSON.stringify(key);
+  if (shown.get(box) === text) return false;
+  shown.set(box, text);
+  build();
+  return true;
+}

@@ -4,7 +4,7 @@ import { $, clear } from "./dom.js";
 import { t } from "./i18n.js";
 import { Composer } from "./composer.js";
 import { renderGmCalls, renderMembers, renderSessionBar, renderState } from "./panels.js";
-import { characterEditor, renderSheets } from "./sheets.js";
+import { editorFor, renderSheets } from "./sheets.js";
 import { Table } from "./table.js";
 
 const table = new Table();
@@ -21,7 +21,7 @@ function sheets() {
 function edit(character) {
   const box = $("#character-editor");
   clear(box);
-  const form = characterEditor(table, character, { onDone: () => clear(box) });
+  const form = editorFor(table, character, { onDone: () => clear(box) });
   box.append(form);
   form.querySelector("input")?.focus();
 }
@@ -75,7 +75,7 @@ $("#setup-form").addEventListener("submit", async (event) => {
     table.campaign = await table.api.patch("", { name: form.elements.name.value, options });
     status.textContent = t("saved");
     table.emit("campaign");
-    table.renderFeed();
+    table.refreshControls();
   } catch (error) {
     status.textContent = errorText(error);
   }

@@ -37,9 +37,18 @@ export function pct(p) {
   return `${(p * 100).toLocaleString(LANG, { maximumFractionDigits: digits, minimumFractionDigits: digits })}%`;
 }
 
+// The feed and the audit page say the time the same way: in the reader's time zone, marked.
 export function clock(iso) {
+  return when(iso, { hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+}
+
+export function dateTime(iso) {
+  return when(iso, { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+}
+
+function when(iso, format) {
   try {
-    return new Date(iso).toLocaleTimeString(LANG, { hour: "2-digit", minute: "2-digit" });
+    return new Date(iso).toLocaleString(LANG, format);
   } catch {
     return "";
   }

@@ -7,14 +7,15 @@ export function oddsChart(system, answer, title) {
   const outcomes = answer.odds.outcomes || {};
   const order = Object.keys(S.outcomes[system] || {}).filter((key) => key in outcomes);
   for (const key of Object.keys(outcomes)) if (!order.includes(key)) order.push(key);
-  const rows = order.map((key) => {
+  const shown = shownShares(order.map((key) => outcomes[key]));
+  const rows = order.map((key, index) => {
     const p = outcomes[key];
     return h(
       "li",
       { class: `odds-row tone-${outcomeTone(system, key)}` },
       h("span", { class: "odds-label" }, outcomeLabel(system, key)),
       h("span", { class: "odds-bar", "aria-hidden": "true" }, h("span", { class: "odds-fill", style: `width:${Math.max(p * 100, p > 0 ? 1.5 : 0).toFixed(2)}%` })),
-      h("span", { class: "odds-pct" }, pct(p)),
+      h("span", { class: "odds-pct" }, p < 0.001 || p >= 0.9995 ? pct(p) : pct(shown[index])),
     );
   });
   const dist = answer.odds.successes || answer.odds.totals;
@@ -27,6 +28,27 @@ export function oddsChart(system, answer, title) {
     h("ul", { class: "odds-rows" }, rows),
     dist ? histogram(dist, t(distKind)) : null,
   );
+}
+
+// The shares as shown add up to 100 % (largest remainder, at each share's own precision: 1 % or
+// 0.1 % below 10 %), so rounding never shows "101 %".
+function shownShares(ps) {
+  const unit = (p) => (p < 0.1 ? 0.001 : 0.01);
+  const shown = ps.map((p) => Math.round(p / unit(p)) * unit(p));
+  for (let step = 0; step < ps.length; step += 1) {
+    const gap = 1 - shown.reduce((a, b) => a + b, 0);
+    if (Math.abs(gap) < 0.0005) break;
+    const direction = Math.sign(gap);
+    let best = -1;
+    let bestError = -Infinity;
+    ps.forEach((p, i) => {
+      const error = (p - shown[i]) * direction;
+      if (p >= 0.001 && p < 0.9995 && error > bestError) [best, bestError] = [i, error];
+    });
+    if (best < 0) break;
+    shown[best] += direction * unit(ps[best]);
+  }
+  return shown;
 }
 
 function histogram(dist, label) {

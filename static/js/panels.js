@@ -1,6 +1,6 @@
 // The panels around the feed: session bar, calls for a check, rule state, members and presence.
 import { errorText } from "./api.js";
-import { $, clear, h } from "./dom.js";
+import { $, clear, h, rebuildIfChanged } from "./dom.js";
 import { S, t } from "./i18n.js";
 import { oddsChart } from "./odds.js";
 
@@ -9,6 +9,11 @@ import { oddsChart } from "./odds.js";
 export function renderSessionBar(table) {
   const bar = $("#sessionbar");
   if (!bar) return;
+  const c = table.campaign;
+  rebuildIfChanged(bar, [c.session, c.chapter, c.scene, c.system], () => sessionBar(table, bar));
+}
+
+function sessionBar(table, bar) {
   clear(bar);
   const c = table.campaign;
   const periods = [
@@ -53,15 +58,61 @@ async function startPeriod(table, kind, title) {
 }
 
 async function endPeriod(table, kind) {
-  if (kind === "session" && !confirm(t("confirm_end_session"))) return;
-  if (kind === "chapter" && !confirm(t("confirm_end_chapter"))) return;
+  const chapter = table.campaign.chapter;
+  let also = [];
+  if (kind === "session") {
+    // The chapter outlives the session unless the GM ends it too: ask, rather than guess.
+    const answer = chapter
+      ? await choose(t("confirm_end_session_chapter", { n: chapter.number }), [
+          ["both", t("end_session_and_chapter"), "btn-primary"],
+          ["session", t("end_session_only")],
+          ["", t("cancel"), "btn-ghost"],
+        ])
+      : await choose(t("confirm_end_session"), [
+          ["session", t("end_session"), "btn-primary"],
+          ["", t("cancel"), "btn-ghost"],
+        ]);
+    if (!answer) return;
+    if (answer === "both") also = ["chapter"];
+  } else if (kind === "chapter") {
+    const answer = await choose(t("confirm_end_chapter"), [
+      ["chapter", t("end_chapter"), "btn-primary"],
+      ["", t("cancel"), "btn-ghost"],
+    ]);
+    if (!answer) return;
+  }
   try {
-    await table.api.post(`${kind}s/end/`);
+    for (const what of [...also, kind]) await table.api.post(`${what}s/end/`);
     table.refresh.campaign();
     table.refresh.state();
   } catch (error) {
     table.toast(errorText(error), "error");
   }
+}
+
+// A modal question with buttons; resolves to the chosen value, or null (Cancel, Escape).
+export function choose(question, choices) {
+  return new Promise((resolve) => {
+    const id = `ask-${Date.now()}`;
+    const dialog = h(
+      "dialog",
+      { class: "ask", "aria-labelledby": id },
+      h("p", { id }, question),
+      h(
+        "form",
+        { method: "dialog", class: "actions" },
+        choices.map(([value, label, kind]) => h("button", { value, class: `btn ${kind || ""}` }, label)),
+      ),
+    );
+    const opener = document.activeElement;
+    dialog.addEventListener("close", () => {
+      resolve(dialog.returnValue || null);
+      dialog.remove();
+      opener?.focus?.();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
 }
 
 // --- calls for a check ------------------------------------------------------------------------
@@ -152,9 +203,7 @@ function callCard(table, call, characterId) {
         try {
           const body = { call: call.id, character: characterId };
           if (faces && faces.value.trim()) body.faces = faces.value.trim().split(/[\s,;]+/).map(Number);
-          const check = await table.api.post("checks/", body);
-          table.checks.set(check.seq, check);
-          table.renderFeed();
+          table.showCheck(await table.api.post("checks/", body));
           table.refresh.calls();
         } catch (e) {
           error.hidden = false;
@@ -178,6 +227,12 @@ function callCard(table, call, characterId) {
 export function renderState(table) {
   const box = $("#state");
   if (!box) return;
+  const chips = table.campaign.system === "nice_damnit" ? (table.state.characters || []).map((c) => chipsThisSession(table, c.id)) : null;
+  const names = table.characters.map((c) => [c.id, c.name]);
+  rebuildIfChanged(box, [table.state, table.campaign.options, table.campaign.session, names, chips], () => stateBox(table, box));
+}
+
+function stateBox(table, box) {
   clear(box);
   const state = table.state;
   const options = table.campaign.options || {};
@@ -257,8 +312,12 @@ function onlineIds(presence) {
 export function renderMembers(table) {
   const box = $("#members");
   if (!box) return;
-  clear(box);
   const online = onlineIds(table.presence);
+  rebuildIfChanged(box, [table.members, online && [...online].sort()], () => membersBox(table, box, online));
+}
+
+function membersBox(table, box, online) {
+  clear(box);
   for (const member of table.members) {
     const here = online ? online.has(member.user_id) : null;
     const presence = h("span", {

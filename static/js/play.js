@@ -2,7 +2,7 @@
 import { $, clear } from "./dom.js";
 import { Composer } from "./composer.js";
 import { renderPlayerCalls, renderSessionBar } from "./panels.js";
-import { characterEditor, renderSheets } from "./sheets.js";
+import { editorFor, renderSheets } from "./sheets.js";
 import { Table } from "./table.js";
 
 const table = new Table();
@@ -21,7 +21,7 @@ function sheets() {
 function edit(character) {
   const box = $("#character-editor");
   clear(box);
-  const editor = characterEditor(table, character, { onDone: () => clear(box) });
+  const editor = editorFor(table, character, { onDone: () => clear(box) });
   box.append(editor);
   editor.querySelector("input")?.focus();
 }

@@ -99,6 +99,7 @@ export function outcome(system, roll) {
   if (result.free_botch_consumed) notes.push(t("free_botch_used"));
   if (result.intentional) notes.push(t("intentional"));
   if (roll.beats_awarded) notes.push(t("beats_awarded", { n: roll.beats_awarded }));
+  if (result.willpower || (roll.rules || {}).willpower || roll.willpower_spent) notes.push(t("willpower_spent"));
   const change = (roll.check || {}).fortune_change;
   if (system === "age" && change) {
     const die = change.die === 2 ? t("drama_die") : t("die_n", { n: change.die + 1 });
@@ -168,6 +169,7 @@ export function checkItem(check, ctx) {
     {
       class: `roll tone-${tone}${hidden && !check.revealed ? " is-hidden" : ""}`,
       "data-seq": check.seq,
+      id: `roll-${check.seq}`,
       "aria-label": `${character}: ${outcomeLabel(system, first.result.outcome)}`,
     },
     h(
@@ -181,8 +183,20 @@ export function checkItem(check, ctx) {
     body,
     comparisonText(check),
     followups(check, ctx),
+    rollAgain(check, ctx),
   );
   return item;
+}
+
+// "Roll again" on one's own cards that carry the request they were rolled from (the server
+// rolls it anew: POST …/checks/<seq>/again/).
+function rollAgain(check, ctx) {
+  if (!ctx.me || check.actor_id !== ctx.me || !check.data.request) return null;
+  return h(
+    "div",
+    { class: "card-actions" },
+    h("button", { type: "button", class: "btn btn-small btn-ghost", onclick: () => ctx.act("again", check.seq) }, t("roll_again")),
+  );
 }
 
 // A die face down: what a hidden roll looks like to those who may not see it.
@@ -209,7 +223,7 @@ function stubItem(check, ctx) {
   );
 }
 
-export function markerItem(event) {
+export function markerItem(event, ctx = null) {
   const p = event.payload || {};
   let text = "";
   const kind = event.type.split(".")[0];
@@ -217,6 +231,12 @@ export function markerItem(event) {
   else if (event.type.endsWith(".ended")) text = t(`${kind}_ended`, { n: p.number });
   else if (event.type === EVENT.CHECK_CALLED) text = t("called", { names: (p.character_names || []).join(", ") });
   else if (event.type === EVENT.MEMBER_JOINED) text = t("joined", { name: p.username || "?" });
+  else if (event.type === EVENT.CHARACTER_CHANGED && p.during_session && (p.diff || []).length && ctx?.isGm) {
+    // A sheet changed while a session was open: the GM sees what changed, in the feed.
+    const shown = (v) => (v === null || v === undefined ? "—" : Array.isArray(v) ? v.join(", ") || "—" : String(v));
+    const changes = p.diff.map((d) => `${d.trait} ${shown(d.from)} → ${shown(d.to)}`).join(", ");
+    text = t("sheet_changed", { name: p.name || ctx.characterName(p.character_id) || "?", changes });
+  }
   if (!text) return null;
   const title = p.title ? ` — ${p.title}` : "";
   return h(
@@ -228,7 +248,7 @@ export function markerItem(event) {
 
 // --- follow-ups ---------------------------------------------------------------------------
 
-function followups(check, ctx) {
+export function followups(check, ctx) {
   const buttons = [];
   const system = check.system;
   const options = check.data.options || {};

@@ -1,9 +1,17 @@
 // Character sheets laid out per system (dots for the World of Darkness games, ranks for
 // Nice!/Damnit!, focuses under AGE abilities), and the editor that creates and changes them.
 import { errorText } from "./api.js";
-import { clear, h } from "./dom.js";
+import { clear, h, jsonScript, rebuildIfChanged } from "./dom.js";
 import { S, t } from "./i18n.js";
 import { ROLLABLE } from "./composer.js";
+import { templateEditor } from "./sheeteditor.js";
+
+// The system's sheet template, where the server sends one (then the editor is built from it).
+const TEMPLATE = jsonScript("sheet-template");
+
+export function editorFor(table, character, options) {
+  return TEMPLATE ? templateEditor(table, character, TEMPLATE, options) : characterEditor(table, character, options);
+}
 
 const DOTS = new Set(["storyteller", "cofd"]);
 
@@ -200,8 +208,14 @@ export function characterEditor(table, character, { onDone }) {
 }
 
 export function renderSheets(container, table, options) {
-  clear(container);
   const characters = options.filter ? table.characters.filter(options.filter) : table.characters;
+  const owners = characters.map((c) => table.usernames.get(c.owner_id));
+  const key = [characters, owners, table.state.characters, table.campaign.options];
+  rebuildIfChanged(container, key, () => sheets(container, table, characters, options));
+}
+
+function sheets(container, table, characters, options) {
+  clear(container);
   if (!characters.length) container.append(h("p", { class: "muted" }, t("no_characters")));
   for (const character of characters) container.append(sheetCard(character, table, options));
 }

@@ -4,8 +4,10 @@ import { EVENT, FOLLOWUP_EVENTS } from "./events.js";
 import { makeApi, errorText } from "./api.js";
 import { $, clear, debounce, h, jsonScript } from "./dom.js";
 import { Feed } from "./feed.js";
+import { FeedList } from "./feedlist.js";
 import { t } from "./i18n.js";
-import { announcement, checkItem, markerItem } from "./render.js";
+import { announcement, checkItem, followups, markerItem } from "./render.js";
+import { rattle, wireSoundToggle } from "./sound.js";
 
 export class Table {
   constructor() {
@@ -54,7 +56,7 @@ export class Table {
       try {
         await load();
         this.emit(topic);
-        if (topic === "state" || topic === "characters" || topic === "campaign") this.renderFeed();
+        if (topic === "state" || topic === "characters" || topic === "campaign") this.refreshControls();
       } catch (error) {
         // The feed's own reconnection reports the outage; the next event retries this.
       }
@@ -62,7 +64,7 @@ export class Table {
   }
 
   start() {
-    this.renderFeed();
+    this.startFeed();
     this.refresh.calls();
     const conn = $("#conn");
     this.feed = new Feed({
@@ -95,19 +97,22 @@ export class Table {
 
   receive(events) {
     const touched = new Set();
+    const changed = [];
     for (const event of events) {
       const type = event.type;
       this.usernames.set(event.actor?.id, event.actor?.username || this.usernames.get(event.actor?.id));
       if (type === EVENT.CHECK_ROLLED) {
         const check = event.redacted ? stubFromEvent(event) : checkFromEvent(event);
-        this.checks.set(check.seq, check);
-        this.announce(check);
-        touched.add("state").add("feed");
+        if (!this.checks.has(check.seq)) this.checks.set(check.seq, check);
+        changed.push(check.seq);
+        this.announce(this.checks.get(check.seq));
+        touched.add("state");
         if (!event.redacted && event.payload.call_id) touched.add("calls");
         if (!event.redacted && event.payload.system === "cofd") touched.add("characters");
       } else if (FOLLOWUP_EVENTS.includes(type)) {
         if (!event.redacted) this.applyFollowup(event);
-        touched.add("state").add("characters").add("feed");
+        changed.push(event.payload?.check_seq);
+        touched.add("state").add("characters");
       } else if (type === EVENT.CHECK_REVEALED) {
         this.reload(event.payload?.check_seq);
         touched.add("state");
@@ -124,12 +129,12 @@ export class Table {
       } else if (type === EVENT.TASK_RESET) {
         touched.add("state");
       }
-      if (markerItem(event)) {
+      if (markerItem(event, this.context())) {
         this.markers.set(event.seq, event);
-        touched.add("feed");
+        changed.push(event.seq);
       }
     }
-    if (touched.has("feed")) this.renderFeed();
+    for (const seq of changed) if (seq) this.arrive(seq);
     for (const topic of ["state", "characters", "members", "campaign", "calls"]) {
       if (touched.has(topic)) this.refresh[topic]();
     }
@@ -151,9 +156,7 @@ export class Table {
   async reload(seq) {
     if (!seq) return;
     try {
-      const check = await this.api.get(`checks/${seq}/`);
-      this.checks.set(seq, check);
-      this.renderFeed();
+      this.showCheck(await this.api.get(`checks/${seq}/`));
     } catch {
       /* the next catch-up will bring it */
     }
@@ -175,11 +178,13 @@ export class Table {
 
   // --- the feed ---------------------------------------------------------------------------
 
-  context() {
+  buildContext() {
     const characters = new Map(this.characters.map((c) => [c.id, c]));
     const stateOf = new Map((this.state.characters || []).map((c) => [c.id, c]));
     return {
       isGm: this.isGm,
+      me: this.me.id,
+      characterName: (id) => characters.get(id)?.name,
       options: this.campaign.options || {},
       username: (id) => this.usernames.get(id),
       controls: (characterId) => {
@@ -204,9 +209,7 @@ export class Table {
 
   async act(kind, seq, body = {}) {
     try {
-      const check = await this.api.post(`checks/${seq}/${kind}/`, body);
-      this.checks.set(check.seq, check);
-      this.renderFeed();
+      this.showCheck(await this.api.post(`checks/${seq}/${kind}/`, body));
       this.refresh.state();
       this.refresh.characters();
     } catch (error) {
@@ -214,29 +217,73 @@ export class Table {
     }
   }
 
-  renderFeed() {
-    if (!this.feedEl) return;
-    const ctx = this.context();
-    const items = [];
-    const seqs = new Set([...this.checks.keys(), ...this.markers.keys()]);
-    for (const seq of [...seqs].sort((a, b) => b - a)) {
-      const check = this.checks.get(seq);
-      const node = check ? checkItem(check, ctx) : markerItem(this.markers.get(seq));
-      if (node) items.push(node);
-    }
-    // Keep an open Fortune form open across a re-render.
-    const open = new Set([...this.feedEl.querySelectorAll("details[open]")].map((d) => d.closest("[data-seq]")?.dataset.seq));
-    const focused = document.activeElement && this.feedEl.contains(document.activeElement) ? document.activeElement.closest("[data-seq]")?.dataset.seq : null;
-    clear(this.feedEl);
-    if (!items.length) this.feedEl.append(h("p", { class: "empty" }, t("feed_empty")));
-    this.feedEl.append(...items);
-    for (const seq of open) {
-      const details = this.feedEl.querySelector(`[data-seq="${seq}"] details`);
-      if (details) details.open = true;
-    }
-    if (focused) this.feedEl.querySelector(`[data-seq="${focused}"] button, [data-seq="${focused}"] summary`)?.focus();
-    this.emit("feed");
+  // A check this page got from the API (its own roll, a follow-up, a reveal): one card changes.
+  showCheck(check) {
+    this.checks.set(check.seq, check);
+    this.arrive(check.seq);
   }
+
+  // One item arrives in the feed; a new roll rattles (when the user turned the sound on).
+  arrive(seq) {
+    const what = this.list?.put(seq, { fresh: true });
+    if (what === "added" && this.checks.has(seq)) rattle();
+  }
+
+  startFeed() {
+    if (!this.feedEl) return;
+    wireSoundToggle($("#sound-toggle"));
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") this.list?.settle();
+    });
+    const ctx = () => this.context();
+    this.list = new FeedList(this.feedEl, {
+      build: (seq) => {
+        const check = this.checks.get(seq);
+        if (check) return checkItem(check, ctx());
+        const marker = this.markers.get(seq);
+        return marker ? markerItem(marker, ctx()) : null;
+      },
+      keyOf: (seq) => cardKey(this.checks.get(seq) || this.markers.get(seq)),
+      followups: (seq) => {
+        const check = this.checks.get(seq);
+        return check && !check.redacted ? followups(check, ctx()) : null;
+      },
+      loadOlder: (before) => this.loadOlder(before),
+    });
+    const first = this.checks.size ? Math.min(...this.checks.keys()) : -Infinity;
+    this.list.reset([...this.checks.keys(), ...this.markers.keys()].filter((seq) => !(seq < first)), {
+      hasOlder: Boolean(this.data.more_checks),
+    });
+  }
+
+  // What the rules allow changed (state, sheets, options): only the follow-up controls follow.
+  refreshControls() {
+    this.ctx = null;
+    this.list?.refreshControls();
+  }
+
+  context() {
+    if (this.ctx) return this.ctx;
+    return (this.ctx = this.buildContext());
+  }
+
+  async loadOlder(before) {
+    const page = 50;
+    const older = await this.api.get(`checks/?before=${before}&limit=${page}`);
+    for (const check of older) if (!this.checks.has(check.seq)) this.checks.set(check.seq, check);
+    const seqs = older.map((check) => check.seq);
+    const more = older.length === page;
+    const from = more ? Math.min(...seqs) : 0;
+    for (const seq of this.markers.keys()) if (seq > from && seq < before) seqs.push(seq);
+    return { seqs, more };
+  }
+}
+
+// Changes when what a card shows changes (a follow-up, a reveal), not when it is sent again.
+function cardKey(item) {
+  if (!item) return "";
+  if (!("data" in item) && "type" in item) return `marker:${item.seq}`;
+  return JSON.stringify([item.redacted, item.revealed, item.visibility, item.outcome, item.data]);
 }
 
 function checkFromEvent(event) {

@@ -14,3 +14,13 @@ def test_load_demo_creates_one_campaign_per_system_once(db, capsys):
     call_command("load_demo")
     assert Campaign.objects.count() == len(SYSTEM_IDS), "loading the demo again adds nothing"
     call_command("verify_log")
+
+
+def test_the_demo_speaks_the_site_s_language(db, settings):
+    from campaign.models import Session
+
+    settings.LANGUAGE_CODE = "ru"
+    call_command("load_demo")
+    names = set(Campaign.objects.values_list("name", flat=True))
+    assert "Демо: Невинные из Эшвуда" in names and not any("Demo" in n for n in names)
+    assert set(Session.objects.values_list("title", flat=True)) == {"Пятничный вечер"}
