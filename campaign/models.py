@@ -234,3 +234,28 @@ class Event(models.Model):
 
     def delete(self, *args, **kwargs):
         raise AppendOnlyError("the event log is append-only: events cannot be deleted")
+
+
+class IdempotentRequest(models.Model):
+    """The first answer to a write sent with an Idempotency-Key (a socket command's request_id),
+    so that a retry gets that answer instead of writing twice. Written in the write's own
+    transaction (a committed roll always has its key); not part of the event log, and deleted
+    once older than IDEMPOTENCY_KEY_HOURS."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    campaign_id = models.BigIntegerField(default=0)  # 0: a write about no one campaign (join)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # what was asked: the same key asks the same
+    status = models.PositiveSmallIntegerField()
+    body = models.JSONField(null=True)
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "campaign_id", "key"], name="idempotency_key_once_per_scope"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.status})"

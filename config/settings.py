@@ -86,28 +86,60 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+# How long a request may wait for a campaign's stream lock (and for a campaign's writer slot)
+# before it is answered 503 "busy" with Retry-After; see README "Failure and load".
+DB_LOCK_TIMEOUT_SECONDS = env.float("DB_LOCK_TIMEOUT_SECONDS", default=5.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take the write lock up front, so concurrent appends queue on the
     # busy timeout instead of failing with "database is locked" on a read→write upgrade.
+    # synchronous=FULL: WAL is synced at every commit, so an acknowledged roll survives a power
+    # loss (NORMAL could lose the last commits; it is not worth the few hundred µs per write).
     DATABASES["default"]["OPTIONS"] = {
-        "timeout": 30,
+        "timeout": DB_LOCK_TIMEOUT_SECONDS,
         "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
     }
     # A file, not :memory:, so that tests with threads and servers share one database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 else:
+    _ms = 1000
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT_SECONDS", default=2))
+    # Bounds on what one campaign's trouble can cost everyone else: a lock wait, a statement,
+    # and a transaction left open by a frozen process (its locks are released when it ends).
+    options["options"] = " ".join(
+        f"-c {name}={int(value * _ms)}"
+        for name, value in (
+            ("lock_timeout", DB_LOCK_TIMEOUT_SECONDS),
+            ("statement_timeout", env.float("DB_STATEMENT_TIMEOUT_SECONDS", default=30.0)),
+            (
+                "idle_in_transaction_session_timeout",
+                env.float("DB_IDLE_IN_TRANSACTION_SECONDS", default=10.0),
+            ),
+        )
+    )
     # Under ASGI every request may run on a new thread, and a persistent connection stays with
-    # its thread: keep none by default, or share a pool of DB_POOL_MAX_SIZE per process.
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+    # its thread: keep none, and share a pool of DB_POOL_MAX_SIZE per process (0: no pool,
+    # a connection per request in flight, which `max_connections` soon refuses under load).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-    if pool_size := env.int("DB_POOL_MAX_SIZE", default=0):
-        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections instead
-        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    if pool_size := env.int("DB_POOL_MAX_SIZE", default=10):
+        options["pool"] = {
             "min_size": 1,
             "max_size": pool_size,
-            "timeout": 10,
+            # A request waits this long for a free connection; an outage is answered at once
+            # (config.health knows when the database is down).
+            "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=10.0),
         }
+    else:
+        DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+
+# Writers of one campaign that one process lets wait on its stream lock at a time; the rest wait
+# without a database connection, so one hot or stuck campaign cannot drain the pool.
+WRITERS_PER_CAMPAIGN = env.int("WRITERS_PER_CAMPAIGN", default=2)
+# How long an Idempotency-Key (a socket command's request_id) is remembered: retries within it
+# return the first answer; after it the key may be used again.
+IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=48)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:

@@ -25,6 +25,7 @@ from campaign.api.serializers import (
     RoleSerializer,
     TitleSerializer,
 )
+from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput
 from campaign.models import Campaign, Chapter, Character, Membership, Scene, Session
 from rolls.systems.options import RULE_OPTIONS, option_table
@@ -72,7 +73,7 @@ def _period(period) -> dict[str, Any] | None:
     return None if period is None else PeriodSerializer(period).data
 
 
-class CampaignListView(APIView):
+class CampaignListView(WriteView):
     @extend_schema(responses=CampaignSerializer(many=True), summary="My campaigns")
     def get(self, request: Request) -> Response:
         memberships = Membership.objects.filter(user=request.user).select_related("campaign")
@@ -93,7 +94,7 @@ class CampaignListView(APIView):
         return Response(campaign_data(campaign, membership), status=status.HTTP_201_CREATED)
 
 
-class CampaignDetailView(APIView):
+class CampaignDetailView(WriteView):
     @extend_schema(responses=CampaignSerializer)
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -114,7 +115,7 @@ class CampaignDetailView(APIView):
         return Response(campaign_data(campaign, membership))
 
 
-class InviteView(APIView):
+class InviteView(WriteView):
     @extend_schema(request=None, responses=CampaignSerializer, summary="Renew the invite code")
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -122,7 +123,7 @@ class InviteView(APIView):
         return Response(campaign_data(campaign, membership))
 
 
-class JoinView(APIView):
+class JoinView(WriteView):
     @extend_schema(request=JoinSerializer, responses=CampaignSerializer, summary="Join by invite")
     def post(self, request: Request) -> Response:
         data = body(request, JoinSerializer)
@@ -138,7 +139,7 @@ class MemberListView(APIView):
         return Response(MemberSerializer(members.order_by("joined_seq"), many=True).data)
 
 
-class MemberDetailView(APIView):
+class MemberDetailView(WriteView):
     @extend_schema(request=RoleSerializer, responses=MemberSerializer, summary="Change a role")
     def patch(self, request: Request, campaign_id: int, user_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
@@ -155,7 +156,7 @@ class MemberDetailView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class CharacterListView(APIView):
+class CharacterListView(WriteView):
     @extend_schema(responses=CharacterSerializer(many=True))
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -179,7 +180,7 @@ class CharacterListView(APIView):
         return Response(CharacterSerializer(character).data, status=status.HTTP_201_CREATED)
 
 
-class CharacterDetailView(APIView):
+class CharacterDetailView(WriteView):
     @extend_schema(responses=CharacterSerializer)
     def get(self, request: Request, campaign_id: int, character_id: str) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -206,7 +207,7 @@ class CharacterDetailView(APIView):
 def period_views(model, start, end, name: str):
     """List / start / end views for chapters, sessions and scenes (one shape for all three)."""
 
-    class ListStart(APIView):
+    class ListStart(WriteView):
         @extend_schema(responses=PeriodSerializer(many=True), operation_id=f"{name}s_list")
         def get(self, request: Request, campaign_id: int) -> Response:
             campaign, _ = campaign_for(request, campaign_id)
@@ -225,7 +226,7 @@ def period_views(model, start, end, name: str):
             period = start(campaign=campaign, actor=request.user, title=data.get("title", ""))
             return Response(PeriodSerializer(period).data, status=status.HTTP_201_CREATED)
 
-    class End(APIView):
+    class End(WriteView):
         @extend_schema(
             request=None,
             responses=PeriodSerializer,

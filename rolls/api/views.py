@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaign.api.views import campaign_for
+from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput, NotFound
 from campaign.models import Membership, Role
 from rolls.api.serializers import (
@@ -77,7 +78,7 @@ def _int_param(request: Request, name: str, default: int | None = None) -> int |
     return value
 
 
-class CheckListView(APIView):
+class CheckListView(WriteView):
     @extend_schema(
         responses=CheckSerializer(many=True),
         parameters=[
@@ -136,7 +137,7 @@ class CheckDetailView(APIView):
         return Response(check_data(check, membership))
 
 
-class DramaticFailureView(APIView):
+class DramaticFailureView(WriteView):
     @extend_schema(request=None, responses=CheckSerializer, summary="CofD: fail dramatically")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -144,7 +145,7 @@ class DramaticFailureView(APIView):
         return Response(check_data(check, membership))
 
 
-class FortuneView(APIView):
+class FortuneView(WriteView):
     @extend_schema(request=FortuneSerializer, responses=CheckSerializer, summary="AGE: Fortune")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -159,7 +160,7 @@ class FortuneView(APIView):
         return Response(check_data(check, membership))
 
 
-class ExtraNiceView(APIView):
+class ExtraNiceView(WriteView):
     @extend_schema(request=ExtraNiceSerializer, responses=CheckSerializer, summary="Extra Nice!")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -170,7 +171,7 @@ class ExtraNiceView(APIView):
         return Response(check_data(check, membership))
 
 
-class RevealView(APIView):
+class RevealView(WriteView):
     @extend_schema(request=None, responses=CheckSerializer, summary="GM: reveal a hidden roll")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -178,7 +179,7 @@ class RevealView(APIView):
         return Response(check_data(check, membership))
 
 
-class TaskResetView(APIView):
+class TaskResetView(WriteView):
     @extend_schema(request=TaskResetSerializer, responses={204: None}, summary="GM: reset a retry")
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
@@ -203,7 +204,7 @@ def call_data(call: CheckCall) -> dict[str, Any]:
     }
 
 
-class CallListView(APIView):
+class CallListView(WriteView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="Open calls for a check (mine, or all)")
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -231,7 +232,7 @@ class CallListView(APIView):
         return Response(call_data(call), status=status.HTTP_201_CREATED)
 
 
-class CallCloseView(APIView):
+class CallCloseView(WriteView):
     @extend_schema(request=None, responses={204: None}, summary="GM: close a call")
     def post(self, request: Request, campaign_id: int, call_id: str) -> Response:
         campaign, _ = campaign_for(request, campaign_id)

@@ -1,0 +1,132 @@
+"""Exactly-once writes: a key sent with a write (REST `Idempotency-Key`, socket `request_id`) is
+recorded with the write's answer in the write's own transaction, so a retry of a committed write
+gets the first answer (same status, same body) and a retry of an uncommitted one runs it anew.
+
+Keys are scoped per user and campaign. The same key with a different request is refused (422,
+code `idempotency_key_reused`). Only successful answers are kept: a refused write changed nothing,
+and its retry is simply tried again. Keys older than IDEMPOTENCY_KEY_HOURS are forgotten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from campaign.errors import DomainError, InvalidInput
+from campaign.models import IdempotentRequest
+
+T = TypeVar("T")
+MAX_KEY = 255
+
+
+class KeyReused(DomainError):
+    status = 422
+    code = "idempotency_key_reused"
+
+
+@dataclass(frozen=True)
+class Scope:
+    user_id: int
+    campaign_id: int  # 0 for writes about no one campaign
+    key: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: Any
+
+
+class _Raced(Exception):
+    """A concurrent request with the same key committed first."""
+
+
+def fingerprint(*parts: str | bytes) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part if isinstance(part, bytes) else part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def canonical_json(raw: bytes) -> bytes:
+    """The same JSON however its keys are ordered or spaced; other bodies as they are."""
+    try:
+        return json.dumps(json.loads(raw or b"null"), sort_keys=True).encode()
+    except ValueError:
+        return raw
+
+
+def check_key(field: str, key: Any) -> str:
+    if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY or not key.isprintable():
+        raise InvalidInput(field, f"must be 1 to {MAX_KEY} printable characters")
+    return key
+
+
+def earlier_answer(scope: Scope, field: str) -> Answer | None:
+    """The recorded answer for this key, if any (call inside the write's transaction)."""
+    row = (
+        IdempotentRequest.objects.filter(
+            user_id=scope.user_id, campaign_id=scope.campaign_id, key=scope.key
+        )
+        .only("fingerprint", "status", "body", "created_at")
+        .first()
+    )
+    if row is None:
+        return None
+    if row.created_at < _oldest_kept():
+        row.delete()
+        return None
+    if row.fingerprint != scope.fingerprint:
+        raise KeyReused(field, "this key was already used for a different request")
+    return Answer(row.status, row.body)
+
+
+def record(scope: Scope, answer: Answer) -> None:
+    """Keep a successful answer, in the caller's transaction."""
+    if not 200 <= answer.status < 300:
+        return
+    try:
+        with transaction.atomic():
+            IdempotentRequest.objects.create(
+                user_id=scope.user_id,
+                campaign_id=scope.campaign_id,
+                key=scope.key,
+                fingerprint=scope.fingerprint,
+                status=answer.status,
+                body=answer.body,
+                created_at=timezone.now(),
+            )
+    except IntegrityError as error:
+        raise _Raced from error
+
+
+def once(attempt: Callable[[], T]) -> T:
+    """Run `attempt` (which looks up, writes and records) in one transaction. If a concurrent
+    request with the same key committed first, everything is rolled back and `attempt` runs again,
+    now finding that request's answer."""
+    try:
+        with transaction.atomic():
+            return attempt()
+    except _Raced:
+        with transaction.atomic():
+            return attempt()
+
+
+def forget_old_keys() -> int:
+    """Delete keys past their retention (`manage.py forget_idempotency_keys`, e.g. daily)."""
+    deleted, _ = IdempotentRequest.objects.filter(created_at__lt=_oldest_kept()).delete()
+    return deleted
+
+
+def _oldest_kept():
+    return timezone.now() - timedelta(hours=settings.IDEMPOTENCY_KEY_HOURS)
