@@ -31,9 +31,12 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
 
+from campaign import idempotency
 from campaign.access import membership_of
 from campaign.errors import DomainError, InvalidInput
 from campaign.models import Campaign, Membership, Role
+from campaign.writers import writer_slot
+from config.outage import refusal_for
 from rolls.checks import calls, followups, services
 from rolls.live.broadcast import (
     MEMBER_EVENTS,
@@ -341,7 +344,19 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             data = await command(self, frame)
         except DomainError as error:
             await self._error(ref, error)
-        except Exception:
+        except Exception as error:
+            if refusal := refusal_for(error):  # busy, or the database down: retry later
+                await self._send_json(
+                    {
+                        "type": "error",
+                        "ref": ref,
+                        "field": None,
+                        "message": refusal.message,
+                        "code": refusal.code,
+                        "retry_after": refusal.retry_after,
+                    }
+                )
+                return
             logger.exception("live feed: command failed")
             await self._send_json(
                 {
@@ -381,45 +396,55 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         return {"from": first, "to": last}
 
     async def _roll(self, frame: dict[str, Any]) -> dict[str, Any]:
-        check = await self._service(services.check_roll, request=_object(frame, "request"))
-        return {"seq": check.seq}  # only the seq: a blind roll's roller may not see the result
+        # Only the seq: a blind roll's roller may not see the result.
+        return await self._write(
+            frame,
+            services.check_roll,
+            lambda check: {"seq": check.seq},
+            request=_object(frame, "request"),
+        )
 
     async def _dramatic_failure(self, frame: dict[str, Any]) -> dict[str, Any]:
         seq = _whole(frame, "seq", minimum=1)
-        check = await self._service(followups.take_dramatic_failure, seq=seq)
-        return {"check": check.seq}
+        return await self._write(frame, followups.take_dramatic_failure, _check_seq, seq=seq)
 
     async def _fortune(self, frame: dict[str, Any]) -> dict[str, Any]:
         seq = _whole(frame, "seq", minimum=1)
-        check = await self._service(
-            followups.spend_fortune, seq=seq, die=frame.get("die"), value=frame.get("value")
+        return await self._write(
+            frame,
+            followups.spend_fortune,
+            _check_seq,
+            seq=seq,
+            die=frame.get("die"),
+            value=frame.get("value"),
         )
-        return {"check": check.seq}
 
     async def _extra_nice(self, frame: dict[str, Any]) -> dict[str, Any]:
         seq = _whole(frame, "seq", minimum=1)
-        check = await self._service(followups.take_extra_nice, seq=seq, count=frame.get("count"))
-        return {"check": check.seq}
+        return await self._write(
+            frame, followups.take_extra_nice, _check_seq, seq=seq, count=frame.get("count")
+        )
 
     async def _reveal(self, frame: dict[str, Any]) -> dict[str, Any]:
         seq = _whole(frame, "seq", minimum=1)
-        check = await self._service(services.reveal_check, seq=seq)
-        return {"check": check.seq}
+        return await self._write(frame, services.reveal_check, _check_seq, seq=seq)
 
     async def _call(self, frame: dict[str, Any]) -> dict[str, Any]:
-        call = await self._service(
+        return await self._write(
+            frame,
             calls.call_for_check,
+            lambda call: {"call": str(call.pk), "seq": call.seq},
             character_ids=frame.get("characters"),
             request=_object(frame, "request"),
         )
-        return {"call": str(call.pk), "seq": call.seq}
 
     async def _close_call(self, frame: dict[str, Any]) -> dict[str, Any]:
         call_id = frame.get("call")
         if not isinstance(call_id, str):
             raise InvalidInput("call", "name the call by its id")
-        await self._service(calls.close_call, call_id=call_id)
-        return {"call": call_id}
+        return await self._write(
+            frame, calls.close_call, lambda _: {"call": call_id}, call_id=call_id
+        )
 
     async def _odds(self, frame: dict[str, Any]) -> dict[str, Any]:
         return await self._service(services.preview_odds, request=_object(frame, "request"))
@@ -442,6 +467,42 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         def run() -> Any:
             campaign = Campaign.objects.get(pk=self.campaign_id)
             return service(campaign=campaign, actor=self.user, **kwargs)
+
+        return await database_sync_to_async(run)()
+
+    async def _write(
+        self,
+        frame: dict[str, Any],
+        service: Callable[..., Any],
+        render: Callable[[Any], dict[str, Any]],
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """A write through `service`, in one of the campaign's writer slots; with a
+        `request_id`, at most once (a repeat gets the first result; campaign/idempotency.py)."""
+        scope = None
+        if "request_id" in frame:
+            asked = {k: v for k, v in frame.items() if k not in ("ref", "request_id")}
+            scope = idempotency.Scope(
+                user_id=self.user.pk,
+                campaign_id=self.campaign_id,
+                key=idempotency.check_key("request_id", frame["request_id"]),
+                fingerprint=idempotency.fingerprint(
+                    "socket", json.dumps(asked, sort_keys=True, default=str)
+                ),
+            )
+
+        def attempt() -> dict[str, Any]:
+            if scope is not None and (earlier := idempotency.earlier_answer(scope, "request_id")):
+                return earlier.body
+            campaign = Campaign.objects.get(pk=self.campaign_id)
+            data = render(service(campaign=campaign, actor=self.user, **kwargs))
+            if scope is not None:
+                idempotency.record(scope, idempotency.Answer(200, data))
+            return data
+
+        def run() -> dict[str, Any]:
+            with writer_slot(self.campaign_id):
+                return attempt() if scope is None else idempotency.once(attempt)
 
         return await database_sync_to_async(run)()
 
@@ -487,6 +548,10 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             if not self.closed:
                 self.closed = True
                 await self.close(code)
+
+
+def _check_seq(check: Any) -> dict[str, int]:
+    return {"check": check.seq}
 
 
 def _head_seq(campaign_id: int) -> int:

@@ -126,3 +126,26 @@ async def test_a_bad_after_is_reported_and_the_feed_starts_at_the_head(server, t
 
     ahead = await feeds.open(server.url(table.id, after=head + 5), table.tokens["boris"])
     assert ahead.frames[0]["field"] == "after" and ahead.frames[1]["head"] == head
+
+
+async def test_a_repeated_request_id_rolls_once_and_answers_the_same(server, table, feeds):
+    alice = await feeds.open(server.url(table.id), table.tokens["alice"])
+    request = table.roll("alice", label="once")
+    first = await alice.command("roll", request=request, request_id="tap-1")
+    again = await alice.command("roll", request=request, request_id="tap-1")
+    assert first["type"] == again["type"] == "result"
+    assert again["data"] == first["data"]
+    other = await alice.command("roll", request=request, request_id="tap-2")
+    assert other["data"]["seq"] == first["data"]["seq"] + 1
+    reused = await alice.command("roll", request={**request, "label": "x"}, request_id="tap-1")
+    assert (reused["type"], reused["code"], reused["field"]) == (
+        "error",
+        "idempotency_key_reused",
+        "request_id",
+    )
+    bad = await alice.command("roll", request=request, request_id="")
+    assert bad["type"] == "error" and bad["field"] == "request_id"
+    rolled = await in_db(
+        lambda: Check.objects.filter(campaign_id=table.id, label__in=["once", "x"]).count()
+    )
+    assert rolled == 2
