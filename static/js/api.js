@@ -25,20 +25,48 @@ function describe(body) {
   return parts.join("; ");
 }
 
+// A fresh key per user action: the server runs a write once per key, so a retry after a lost
+// answer (a network error, a busy or restarting server) cannot roll twice. Built from
+// getRandomValues, which unlike randomUUID also works on a plain-HTTP LAN address.
+function idempotencyKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const RETRIES = 4;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export function makeApi(base) {
+  async function send(path, method, headers, body, signal) {
+    // Network errors and 503s are retried with the same key; other answers are final.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const response = await fetch(base + path, {
+          method,
+          headers,
+          body,
+          credentials: "same-origin",
+          signal,
+        });
+        if (response.status !== 503 || attempt >= RETRIES) return response;
+        const wait = Number(response.headers.get("Retry-After")) || 1;
+        await sleep(Math.min(wait, 5) * 1000);
+      } catch (error) {
+        if (error.name === "AbortError" || attempt >= RETRIES) throw error;
+        await sleep(500 * 2 ** attempt);
+      }
+    }
+  }
+
   async function request(path, { method = "GET", body, signal } = {}) {
     const headers = { Accept: "application/json" };
     if (method !== "GET") {
       headers["X-CSRFToken"] = cookie("csrftoken");
       headers["Content-Type"] = "application/json";
+      headers["Idempotency-Key"] = idempotencyKey();
     }
-    const response = await fetch(base + path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: "same-origin",
-      signal,
-    });
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const response = await send(path, method, headers, payload, signal);
     const text = await response.text();
     let data = null;
     try {
