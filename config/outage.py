@@ -81,7 +81,15 @@ def _is_sqlite_busy(cause: BaseException | None) -> bool:
 
 
 def _is_pool_timeout(cause: BaseException | None) -> bool:
-    return type(cause).__name__ == "PoolTimeout"
+    # PoolClosed: the pool was replaced (below) while this request waited for it.
+    return type(cause).__name__ in ("PoolTimeout", "PoolClosed")
+
+
+def _renew_pool() -> None:
+    """The database is back: start a new pool. The old one would reconnect only on its backoff
+    schedule (1, 2, 4 … s after the outage began), keeping requests waiting for seconds."""
+    if connection.vendor == "postgresql" and connection.pool is not None:
+        connection.close_pool()
 
 
 class _State:
@@ -118,7 +126,10 @@ class _State:
     def _run_probe(self) -> None:
         ok = _probe_once()
         with self._lock:
+            was_down = self.down
             self._answer, self.down, self._checked_at = ok, not ok, time.monotonic()
+        if ok and was_down:
+            _renew_pool()
 
 
 state = _State()
