@@ -7,6 +7,10 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django_asgi_app = get_asgi_application()
 
+from config.sharing import warn_if_sqlite_is_shared  # noqa: E402
+
+warn_if_sqlite_is_shared()
+
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 
 from rolls.live.broadcast import serving  # noqa: E402
