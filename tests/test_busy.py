@@ -44,9 +44,7 @@ def test_a_write_that_cannot_get_sqlites_lock_is_a_json_busy(sqlite_only, make_c
     assert again.status_code in (201, 409)  # through again (409: the rules, not the lock)
 
 
-def test_a_second_process_on_one_sqlite_file_without_redis_is_warned_about(
-    sqlite_only, tmp_path
-):
+def test_a_second_process_on_one_sqlite_file_without_redis_is_warned_about(sqlite_only, tmp_path):
     first = Server(log=tmp_path / "first.log").start()
     second = Server(log=tmp_path / "second.log").start()
     try:

@@ -3,15 +3,16 @@ nothing; the same key for a different request is refused; keys belong to one use
 
 from __future__ import annotations
 
+import io
 import threading
 from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from campaign.idempotency import forget_old_keys
 from campaign.models import Event, IdempotentRequest
 from rolls.models import Check
 from tests.api.conftest import TRAITS
@@ -135,7 +136,10 @@ def test_keys_are_forgotten_after_their_retention(world, settings):
     again = post(world, "alice", "checks/", roll_body(world), "k")
     assert again.status_code == 201 and again.json()["seq"] == first["seq"] + 1
     IdempotentRequest.objects.update(created_at=timezone.now() - timedelta(hours=2))
-    assert forget_old_keys() == 1
+    out = io.StringIO()
+    call_command("forget_idempotency_keys", stdout=out)
+    assert "forgot 1 key" in out.getvalue()
+    assert not IdempotentRequest.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)
