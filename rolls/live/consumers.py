@@ -58,6 +58,7 @@ MAX_FETCH = 1000  # events per fetch request
 MAX_FRAME = 64 * 1024  # characters per client frame
 MAX_REF = 100
 RECOVERING_AT_ONCE = 16  # sockets of one process catching up after an outage at the same time
+READING_AT_ONCE = 4  # catch-up pages one process reads and renders at a time
 INBOX = 1000  # live messages waiting for a socket; beyond, they are dropped and read from the log
 
 
@@ -83,6 +84,23 @@ def _recovery_slot() -> asyncio.Semaphore:
     loop = asyncio.get_running_loop()
     return _recovering.setdefault(loop, asyncio.Semaphore(RECOVERING_AT_ONCE))
 
+
+_reading: dict[asyncio.AbstractEventLoop, asyncio.Semaphore] = {}
+
+
+def _read_slot() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    return _reading.setdefault(loop, asyncio.Semaphore(READING_AT_ONCE))
+
+
+# Pages are read off the event loop's thread pool, not the one thread that channels' database
+# calls share by default: several sockets' reads overlap instead of queueing behind each other.
+_read_page = database_sync_to_async(
+    lambda membership, after, until: events_for(
+        membership=membership, after=after, until=until, limit=PAGE
+    ),
+    thread_sensitive=False,
+)
 
 _heads: dict[int, tuple[float, int]] = {}  # campaign -> (when read, head seq), for heartbeats
 
@@ -243,19 +261,25 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         return rendered_for == "member" and self.user.pk not in message.get("full_for", ())
 
     async def _send_from_db(self, until: int, start: int | None = None) -> None:
-        """Send (start or last_sent, until] from the log as this member may see it, in pages."""
+        """Send (start or last_sent, until] from the log as this member may see it, in pages.
+
+        A process reads and renders at most READING_AT_ONCE pages at a time, whatever the number
+        of sockets catching up (a reconnect storm): memory stays bounded, REST requests keep
+        their share of the CPU, and the sockets take turns (the semaphore is FIFO). The page is
+        sent after the slot is released, so a slow client holds up nobody else."""
         after = self.last_sent if start is None else start
         while after < until and not self.closed:
-            page = await database_sync_to_async(events_for)(
-                membership=self.membership, after=after, until=until, limit=PAGE
-            )
-            if not page:
-                return
-            # A page is rendered for one membership: stop after a change of ours, re-read it.
-            cut = next((i for i, shown in enumerate(page) if self._about_me(shown)), None)
-            batch = page if cut is None else page[: cut + 1]
-            await self._send_json({"type": "events", "events": batch})
-            after = batch[-1]["seq"]
+            async with _read_slot():
+                page = await _read_page(self.membership, after, until)
+                if not page:
+                    return
+                # A page is rendered for one membership: stop after a change of ours, re-read.
+                cut = next((i for i, shown in enumerate(page) if self._about_me(shown)), None)
+                batch = page if cut is None else page[: cut + 1]
+                text = json.dumps({"type": "events", "events": batch}, separators=(",", ":"))
+                after = batch[-1]["seq"]
+                del page, batch
+            await self._send_text(text)
             self.last_sent = max(self.last_sent, after)
             if cut is not None:
                 await self._membership_changed()

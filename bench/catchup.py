@@ -1,0 +1,181 @@
+"""Benchmark: a reconnect storm. N feed sockets connect at once with `after=0` to a campaign of
+E events (as after a server restart), while one client keeps making REST requests.
+
+    .venv/bin/python bench/catchup.py [--sockets 200] [--events 550]
+
+One uvicorn process (SQLite under var/bench/, in-memory layer). Reports how long until every
+socket has caught up, the server's resident memory (before, peak during, 3 s after), and the REST
+client's median latency during the storm beside its median with no storm (the in-run baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).parent))
+from sockets import BENCH, ROOT, rss_kib, start  # noqa: E402
+
+SEED = """
+import django, sys
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from campaign import services
+from rolls import services as rolls
+gm = get_user_model().objects.create_user("gm", password="gm-pass")
+c = services.create_campaign(name="Storm", system="cofd", created_by=gm,
+                             options={"manual_dice": True})
+services.start_session(campaign=c, actor=gm)
+hero = services.create_character(campaign=c, actor=gm, name="NPC",
+                                 traits={"attributes": {"Wits": 3}, "skills": {"Occult": 2}})
+for n in range(int(sys.argv[1])):
+    rolls.check_roll(campaign=c, actor=gm, request={
+        "character": str(hero.pk), "traits": ["Wits", "Occult"], "faces": [8, 3, 2, 9, 1],
+        "label": f"roll {n}"})
+c.refresh_from_db()
+print(c.pk, c.head_seq, Token.objects.create(user=gm).key)
+"""
+
+
+def prepare(events: int) -> tuple[str, int, int, str]:
+    BENCH.mkdir(parents=True, exist_ok=True)
+    db = BENCH / "catchup.sqlite3"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    url = f"sqlite:///{db}"
+    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    env.pop("REDIS_URL", None)
+    out = subprocess.run(
+        [sys.executable, "-c", SEED, str(events)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return url, int(out[-3]), int(out[-2]), out[-1]
+
+
+async def rest_latencies(http: httpx.AsyncClient, url: str, stop: asyncio.Event) -> list[float]:
+    """Latencies of sequential requests; one that fails counts as taking until it failed."""
+    latencies = []
+    while not stop.is_set():
+        began = time.perf_counter()
+        try:
+            (await http.get(url)).raise_for_status()
+        except httpx.HTTPError as error:
+            print(f"  REST request failed: {error!r}")
+        latencies.append(time.perf_counter() - began)
+        await asyncio.sleep(0.05)
+    return latencies
+
+
+async def catch_up(url: str, head: int) -> int:
+    from websockets.asyncio.client import connect
+
+    async with connect(url, max_size=None, open_timeout=120) as ws:
+        seen = 0
+        while True:
+            frame = json.loads(await asyncio.wait_for(ws.recv(), 300))
+            if frame["type"] == "events":
+                seen += len(frame["events"])
+            elif frame["type"] == "caught_up":
+                return seen
+
+
+async def storm(port: int, pid: int, cid: int, head: int, token: str, sockets: int) -> dict:
+    base = f"http://127.0.0.1:{port}"
+    rest = f"{base}/api/campaigns/{cid}/checks/?after={head - 20}&limit=20"
+    async with httpx.AsyncClient(headers={"Authorization": f"Token {token}"}, timeout=120) as http:
+        quiet = asyncio.Event()
+        task = asyncio.create_task(rest_latencies(http, rest, quiet))
+        await asyncio.sleep(5)
+        quiet.set()
+        baseline = await task
+        before = rss_kib(pid)
+        peak = before
+        done = asyncio.Event()
+
+        async def sample() -> None:
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, rss_kib(pid))
+                await asyncio.sleep(0.1)
+
+        sampler = asyncio.create_task(sample())
+        during_task = asyncio.create_task(rest_latencies(http, rest, done))
+        ws_url = f"ws://127.0.0.1:{port}/ws/campaigns/{cid}/?after=0&token={token}"
+        began = time.perf_counter()
+        counts = await asyncio.gather(*(catch_up(ws_url, head) for _ in range(sockets)))
+        elapsed = time.perf_counter() - began
+        done.set()
+        during = await during_task
+        await sampler
+        await asyncio.sleep(3)
+        after = rss_kib(pid)
+    assert all(count == head for count in counts), "a socket missed events"
+    return {
+        "elapsed": elapsed,
+        "rss_before": before,
+        "rss_peak": peak,
+        "rss_after": after,
+        "p50_quiet": statistics.median(baseline) * 1000,
+        "p50_storm": statistics.median(during) * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sockets", type=int, default=200)
+    parser.add_argument("--events", type=int, default=550)
+    args = parser.parse_args()
+    database_url, cid, head, token = prepare(args.events)
+    process, port = start("config.asgi:application", database_url)
+    try:
+        result = asyncio.run(storm(port, process.pid, cid, head, token, args.sockets))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    mib = 1024
+    print(f"reconnect storm: {args.sockets} sockets catching up {head} events each")
+    print(f"  all caught up in      {result['elapsed']:8.1f} s")
+    print(
+        f"  server memory         {result['rss_before'] / mib:8.1f} MiB before, "
+        f"{result['rss_peak'] / mib:.1f} peak, {result['rss_after'] / mib:.1f} 3 s after"
+    )
+    print(
+        f"  REST p50              {result['p50_storm']:8.1f} ms during the storm, "
+        f"{result['p50_quiet']:.1f} ms without (baseline)"
+    )
+    from summary import record
+
+    record(
+        f"catch-up storm: REST p50 during ({args.sockets} sockets × {head} events)",
+        result["p50_storm"],
+        "ms",
+        result["p50_quiet"],
+        f"baseline: no storm; all caught up in {result['elapsed']:.1f} s",
+    )
+    record(
+        f"catch-up storm: server memory peak growth ({args.sockets} sockets)",
+        (result["rss_peak"] - result["rss_before"]) / mib,
+        "MiB",
+        0,
+        f"{(result['rss_after'] - result['rss_before']) / mib:.1f} MiB kept 3 s after",
+    )
+
+
+if __name__ == "__main__":
+    main()
