@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
-from sockets import BENCH, ROOT, rss_kib, start  # noqa: E402
+from sockets import BENCH, ROOT, rss_kib, start
 
 SEED = """
 import django, sys
@@ -162,7 +162,7 @@ def main() -> None:
     from summary import record
 
     record(
-        f"catch-up storm: REST p50 during ({args.sockets} sockets × {head} events)",
+        f"catch-up storm: REST p50 during ({args.sockets} sockets x {head} events)",
         result["p50_storm"],
         "ms",
         result["p50_quiet"],
