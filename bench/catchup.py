@@ -68,10 +68,13 @@ def prepare(events: int) -> tuple[str, int, int, str]:
     return url, int(out[-3]), int(out[-2]), out[-1]
 
 
-async def rest_latencies(http: httpx.AsyncClient, url: str, stop: asyncio.Event) -> list[float]:
-    """Latencies of sequential requests; one that fails counts as taking until it failed."""
-    latencies = []
-    while not stop.is_set():
+async def rest_latencies(
+    http: httpx.AsyncClient, url: str, stop: asyncio.Event, count: int = 0
+) -> list[float]:
+    """Latencies of sequential requests until `stop` (or `count` of them); one that fails counts
+    as taking until it failed."""
+    latencies: list[float] = []
+    while not stop.is_set() and (not count or len(latencies) < count):
         began = time.perf_counter()
         try:
             (await http.get(url)).raise_for_status()
@@ -99,11 +102,9 @@ async def storm(port: int, pid: int, cid: int, head: int, token: str, sockets: i
     base = f"http://127.0.0.1:{port}"
     rest = f"{base}/api/campaigns/{cid}/checks/?after={head - 20}&limit=20"
     async with httpx.AsyncClient(headers={"Authorization": f"Token {token}"}, timeout=120) as http:
-        quiet = asyncio.Event()
-        task = asyncio.create_task(rest_latencies(http, rest, quiet))
-        await asyncio.sleep(5)
-        quiet.set()
-        baseline = await task
+        never = asyncio.Event()
+        await rest_latencies(http, rest, never, count=10)  # warm up
+        baseline = await rest_latencies(http, rest, never, count=40)
         before = rss_kib(pid)
         peak = before
         done = asyncio.Event()

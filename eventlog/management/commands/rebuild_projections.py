@@ -2,41 +2,74 @@ from __future__ import annotations
 
 import time
 
-from django.core.management.base import BaseCommand
-from django.db import transaction
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection, transaction
 
 from campaign.models import Campaign, Event
 from eventlog import projections
+from eventlog.intact import ChainBroken, intact, refuse
 from eventlog.progress import Progress
 from eventlog.stream import lock_stream
 
 
 class Command(BaseCommand):
-    help = "Rebuild every read model from the event log (per campaign, under its stream lock)."
+    help = (
+        "Rebuild every read model from the event log (per campaign, under its stream lock). "
+        "A campaign whose seqs or hash chain do not verify is refused and left as it was."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", type=int, action="append", help="only these campaigns")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="rebuild even from a log that does not verify (read docs/operations.md first: "
+            "forged events would be copied into every page)",
+        )
 
-    def handle(self, *args, campaign=None, **options):
+    def handle(self, *args, campaign=None, force=False, **options):
         campaigns = Campaign.objects.order_by("pk")
         if campaign:
             campaigns = campaigns.filter(pk__in=campaign)
         total = Event.objects.filter(campaign__in=campaigns).count()
         progress = Progress(total, "rebuild", stream=self.stderr._out)
         started = time.perf_counter()
+        refused: list[ChainBroken] = []
         for item in campaigns:
-            with transaction.atomic():
-                locked = lock_stream(item.pk)
-                events = Event.objects.filter(campaign=locked).order_by("seq").iterator(2000)
-                projections.rebuild(locked, _counted(events, progress))
+            try:
+                self._rebuild(item.pk, progress, force)
+            except ChainBroken as problem:  # rolled back: the read models stay as they were
+                refused.append(problem.with_traceback(None))
         progress.close()
         elapsed = time.perf_counter() - started
+        rebuilt = campaigns.count() - len(refused)
         self.stdout.write(
-            self.style.SUCCESS(
-                f"rebuilt {campaigns.count()} campaign(s) from {total:,} events "
-                f"in {elapsed:.2f}s ({total / max(elapsed, 1e-9):,.0f} events/s)"
-            )
+            f"rebuilt {rebuilt} campaign(s) from the log in {elapsed:.2f}s "
+            f"({total / max(elapsed, 1e-9):,.0f} events/s)"
         )
+        if refused:
+            for problem in refused:
+                self.stderr.write(f"refused: {problem}")
+            raise CommandError(
+                f"{len(refused)} campaign(s) not rebuilt: their log does not verify. Run "
+                "verify_log and see docs/operations.md; --force rebuilds anyway."
+            )
+
+    def _rebuild(self, campaign_id: int, progress: Progress, force: bool) -> None:
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:  # one long rebuild is not a stuck request
+                    cursor.execute("SET LOCAL statement_timeout = 0")
+            locked = lock_stream(campaign_id)
+            events = Event.objects.filter(campaign=locked).order_by("seq").iterator(2000)
+            try:
+                checked = intact(locked, events, on_problem=self._warn if force else refuse)
+                projections.rebuild(locked, _counted(checked, progress))
+            finally:
+                events.close()  # PostgreSQL's server-side cursor, before the transaction ends
+
+    def _warn(self, problem: ChainBroken) -> None:
+        self.stderr.write(f"warning (--force): {problem}")
 
 
 def _counted(events, progress: Progress):
