@@ -58,7 +58,9 @@ MAX_FETCH = 1000  # events per fetch request
 MAX_FRAME = 64 * 1024  # characters per client frame
 MAX_REF = 100
 RECOVERING_AT_ONCE = 16  # sockets of one process catching up after an outage at the same time
-READING_AT_ONCE = 4  # catch-up pages one process reads and renders at a time
+# Catch-up pages one process reads and renders at a time. One: rendering is CPU-bound, and every
+# extra reader thread slows REST requests down (the GIL); bench/catchup.py measured 2 and 4 worse.
+READING_AT_ONCE = 1
 INBOX = 1000  # live messages waiting for a socket; beyond, they are dropped and read from the log
 
 
