@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import time
+from collections import Counter
 
 import httpx
 import psycopg
@@ -258,3 +259,40 @@ def test_a_held_campaign_lock_blocks_only_that_campaign(postgres, start_workers)
     assert [status for status, _ in health] == [200] * 10
     assert max(seconds for _, seconds in health) < 2
     assert after == [201]
+
+
+def test_too_many_clients_is_reported_as_such(postgres, start_workers):
+    """Without the pool, a burst opens a connection per request; PostgreSQL refuses those past
+    `max_connections`, and the answer says so (503 `too_many_connections`, never a 500 or
+    "unavailable")."""
+    with psycopg.connect(postgres.url(), autocommit=True) as db:
+        db.execute("ALTER SYSTEM SET max_connections = 8")
+    postgres.stop()
+    postgres.start()
+    try:
+        workers = start_workers(DB_POOL_MAX_SIZE="0")
+        [table] = seed(postgres)
+
+        async def burst() -> Counter:
+            answers: Counter = Counter()
+            limits = httpx.Limits(max_connections=100)
+            headers = {"Authorization": f"Token {table.tokens['alice']}"}
+            async with httpx.AsyncClient(timeout=30, limits=limits, headers=headers) as http:
+
+                async def one(n: int) -> None:
+                    answer = await http.get(f"{workers.http}/api/campaigns/{table.id}/checks/")
+                    code = answer.json().get("code") if answer.status_code != 200 else ""
+                    answers[(answer.status_code, code)] += 1
+
+                await asyncio.gather(*(one(n) for n in range(60)))
+            return answers
+
+        answers = asyncio.run(burst())
+        print(f"\n60 reads at once, max_connections 8, no pool: {dict(answers)}")
+        assert (503, "too_many_connections") in answers
+        assert set(answers) <= {(200, ""), (503, "too_many_connections")}
+    finally:
+        with psycopg.connect(postgres.url(), autocommit=True) as db:
+            db.execute("ALTER SYSTEM RESET max_connections")
+        postgres.stop()
+        postgres.start()
