@@ -36,6 +36,7 @@ def main() -> int:
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
         ["bench/sockets.py"],
         ["bench/feed.py", *(["--repeat", "3"] if args.quick else [])],
+        ["bench/catchup.py", *(["--sockets", "50"] if args.quick else [])],
     ]
     if pg:
         runs.insert(2, ["bench/log.py", "--events", "100000", *pg])
