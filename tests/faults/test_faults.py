@@ -246,15 +246,17 @@ def test_a_held_campaign_lock_blocks_only_that_campaign(postgres, start_workers)
         asyncio.run(run())
     finally:
         holder.close()
-    slowest = max(seconds for *_, seconds in a_answers)
+    waits = sorted(seconds for *_, seconds in a_answers)
+    median, slowest = waits[len(waits) // 2], waits[-1]
     print(
-        f"\nheld lock: A {sorted(set(a[:2] for a in a_answers))}, slowest {slowest:.1f} s; "
-        f"B {b_answers}; health {health}"
+        f"\nheld lock: A {sorted({a[:2] for a in a_answers})}, median {median:.1f} s, slowest "
+        f"{slowest:.1f} s; B {b_answers}; health {[(s, round(t, 2)) for s, t in health]}"
     )
     assert {(status, code) for status, code, _ in a_answers} == {(503, "busy")}
-    # Queueing for a writer slot and waiting for the lock share the one budget; the slack is for
-    # a machine shared with other work.
-    assert slowest < lock_timeout + 3, "A answers busy within the lock timeout"
+    # Queueing for a writer slot and waiting for the lock share the one budget. The slack is for
+    # 32 requests arriving at once on a machine shared with other work.
+    assert median < lock_timeout + 1, "A answers busy within the lock timeout"
+    assert slowest < 3 * lock_timeout + 2
     assert b_answers == [201] * 10
     assert [status for status, _ in health] == [200] * 10
     assert max(seconds for _, seconds in health) < 2
