@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from django.db import InterfaceError, OperationalError, connection
 
+from eventlog.writers import Busy
+
 PROBE_SECONDS = 0.9  # a probe that takes longer counts as "down"; /health/ answers within 1 s
 PROBE_EVERY = 0.5  # while down, probe at most this often (the rest are answered from memory)
 
@@ -46,10 +48,6 @@ TOO_MANY = Refusal(
     2,
 )
 UNAVAILABLE = Refusal("unavailable", "the database is unavailable; try again in a moment", 5)
-
-
-class Busy(Exception):
-    """Raised by the app itself when a request waited its bound (a campaign's writer slot)."""
 
 
 def refusal_for(error: BaseException) -> Refusal | None:

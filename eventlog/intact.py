@@ -6,8 +6,8 @@ layer's business: `verify_log`.)"""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
-from campaign.models import Campaign, Event
 from eventlog.stream import hash_of
 
 GENESIS = "0" * 64  # the prev_hash of a campaign's first event (Campaign.head_hash's default)
@@ -24,12 +24,12 @@ def refuse(problem: ChainBroken) -> None:
 
 
 def intact(
-    campaign: Campaign,
-    events: Iterable[Event],
+    campaign: Any,
+    events: Iterable[Any],
     on_problem: Callable[[ChainBroken], None] = refuse,
-) -> Iterator[Event]:
-    """Yield `events` (the campaign's whole stream, in seq order), checking each on the way;
-    a problem is raised (or handed to `on_problem`) before the event is yielded."""
+) -> Iterator[Any]:
+    """Yield `events` (a Campaign's whole stream of Events, in seq order), checking each on the
+    way; a problem is raised (or handed to `on_problem`) before the event is yielded."""
     due, previous = 1, GENESIS
     for event in events:
         if event.seq != due:

@@ -1,4 +1,4 @@
-"""The API's write views: each waits for a writer slot of its campaign (campaign/writers.py), and
+"""The API's write views: each waits for a writer slot of its campaign (eventlog/writers.py), and
 a write sent with an `Idempotency-Key` header happens at most once (campaign/idempotency.py): its
 retries get the first answer again, marked `Idempotent-Replayed: true`."""
 
@@ -14,7 +14,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from campaign import idempotency
-from campaign.writers import writer_slot
+from eventlog.writers import writer_slot
 
 HEADER = "Idempotency-Key"
 

@@ -35,8 +35,8 @@ from campaign import idempotency
 from campaign.access import membership_of
 from campaign.errors import DomainError, InvalidInput
 from campaign.models import Campaign, Membership, Role
-from campaign.writers import writer_slot
 from config.outage import refusal_for
+from eventlog.writers import writer_slot
 from rolls.checks import calls, followups, services
 from rolls.live.broadcast import (
     MEMBER_EVENTS,

@@ -4,7 +4,7 @@ Writes to a campaign queue on its stream lock anyway, so letting more than a cou
 buys nothing; each waiter would hold a pooled connection, and a stuck or hot campaign would drain
 the pool for every other campaign and for /health/. The rest wait here, holding no connection.
 Waiting here and waiting for the lock share one budget, DB_LOCK_TIMEOUT_SECONDS: past it, the
-request is answered "busy" (config/outage.py).
+request is answered "busy" (config/outage.py turns `Busy` into a 503).
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-from config.outage import Busy
+
+class Busy(Exception):
+    """A write waited its whole budget for a writer slot of its campaign."""
+
 
 _slots: dict[int, threading.BoundedSemaphore] = {}
 _slots_lock = threading.Lock()
