@@ -10,6 +10,7 @@ from campaign.models import (
     Chapter,
     Character,
     Event,
+    IdempotentRequest,
     Membership,
     Scene,
     Session,
@@ -72,3 +73,12 @@ class SessionSecretAdmin(ReadOnlyAdmin):
 
     list_display = ["session_id", "campaign"]
     fields = ["session_id", "campaign"]
+
+
+@admin.register(IdempotentRequest)
+class IdempotentRequestAdmin(ReadOnlyAdmin):
+    """The first answers kept for retries (campaign/idempotency.py); written with their writes."""
+
+    list_display = ["created_at", "user", "campaign_id", "key", "status"]
+    list_filter = ["status"]
+    search_fields = ["key"]
