@@ -16,7 +16,10 @@ N = 50
 
 
 def run_at_once(user, calls: list[tuple[str, dict]]) -> list[int | str]:
-    """POST every (path, body) from its own thread, released together; return the statuses."""
+    """POST every (path, body) from its own thread, released together; return the statuses.
+    Each is sent with its own Idempotency-Key and, like a real client, sent again with it while
+    the answer is 503 "busy" (fifty writers on one campaign may outwait DB_LOCK_TIMEOUT_SECONDS
+    on a slow machine)."""
     barrier = threading.Barrier(len(calls))
     statuses: list[int | str] = [0] * len(calls)
 
@@ -25,7 +28,9 @@ def run_at_once(user, calls: list[tuple[str, dict]]) -> list[int | str]:
         client.force_authenticate(user)
         try:
             barrier.wait()
-            response = client.post(path, data, format="json")
+            response = client.post(path, data, format="json", HTTP_IDEMPOTENCY_KEY=f"k{index}")
+            while response.status_code == 503 and response.json()["code"] == "busy":
+                response = client.post(path, data, format="json", HTTP_IDEMPOTENCY_KEY=f"k{index}")
             statuses[index] = response.status_code
             if response.status_code == 201:
                 statuses[index] = response.json()["outcome"]
