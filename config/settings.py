@@ -87,7 +87,7 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 # How long a request may wait for a campaign's stream lock (and for a campaign's writer slot)
-# before it is answered 503 "busy" with Retry-After; see README "Failure and load".
+# before it is answered 503 "busy" with Retry-After; see docs/operations.md.
 DB_LOCK_TIMEOUT_SECONDS = env.float("DB_LOCK_TIMEOUT_SECONDS", default=5.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take the write lock up front, so concurrent appends queue on the
@@ -102,13 +102,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so that tests with threads and servers share one database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 else:
-    _ms = 1000
     options = DATABASES["default"].setdefault("OPTIONS", {})
     options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT_SECONDS", default=2))
     # Bounds on what one campaign's trouble can cost everyone else: a lock wait, a statement,
     # and a transaction left open by a frozen process (its locks are released when it ends).
     options["options"] = " ".join(
-        f"-c {name}={int(value * _ms)}"
+        f"-c {name}={int(value * 1000)}"  # milliseconds
         for name, value in (
             ("lock_timeout", DB_LOCK_TIMEOUT_SECONDS),
             ("statement_timeout", env.float("DB_STATEMENT_TIMEOUT_SECONDS", default=30.0)),
@@ -128,7 +127,7 @@ else:
             "min_size": 1,
             "max_size": pool_size,
             # A request waits this long for a free connection; an outage is answered at once
-            # (config.health knows when the database is down).
+            # (config/outage.py knows when the database is down).
             "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=10.0),
         }
     else:
