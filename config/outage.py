@@ -85,9 +85,16 @@ def _is_pool_timeout(cause: BaseException | None) -> bool:
 
 def _renew_pool() -> None:
     """The database is back: start a new pool. The old one would reconnect only on its backoff
-    schedule (1, 2, 4 … s after the outage began), keeping requests waiting for seconds."""
-    if connection.vendor == "postgresql" and connection.pool is not None:
-        connection.close_pool()
+    schedule (1, 2, 4 … s after the outage began), keeping requests waiting for seconds.
+
+    Django's `close_pool()` closes the old pool first, which waits for its workers (up to 5 s,
+    while they sleep between reconnection attempts) with the old pool still in place; so the old
+    one is unhooked from Django's registry (a class attribute) at once and closed aside."""
+    if connection.vendor != "postgresql" or connection.pool is None:
+        return
+    old = type(connection)._connection_pools.pop(connection.alias, None)
+    if old is not None:
+        threading.Thread(target=old.close, daemon=True).start()
 
 
 class _State:
