@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from campaign.access import require_gm
 from campaign.api.views import campaign_for
+from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput
 from webhooks import services
 from webhooks.models import Delivery, Webhook
@@ -46,7 +47,7 @@ def delivery_data(delivery: Delivery) -> dict[str, Any]:
     }
 
 
-class WebhookListView(APIView):
+class WebhookListView(WriteView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The campaign's webhooks (GM)")
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
@@ -73,7 +74,7 @@ class WebhookListView(APIView):
         )
 
 
-class WebhookDetailView(APIView):
+class WebhookDetailView(WriteView):
     @extend_schema(responses={204: None}, summary="Stop sending to this webhook (GM)")
     def delete(self, request: Request, campaign_id: int, webhook_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
