@@ -79,7 +79,7 @@ def create_webhook(
     *,
     campaign: Campaign,
     actor: AbstractBaseUser,
-    url: Any,
+    url: Any = None,
     event_types: Any = None,
     format: Any = Webhook.Format.JSON,
     language: Any = "ru",

@@ -243,3 +243,9 @@ def test_the_gm_adds_and_removes_a_webhook_on_its_page(table, receiver, users):
     assert refused.status_code == 400 and "url" in refused.content.decode()
     gm.post(page, {"delete": hook.pk})
     assert not Webhook.objects.filter(campaign=t.campaign).exists()
+
+
+def test_a_webhook_without_a_url_is_a_clear_400(table):
+    t = table("cofd")
+    assert "url" in t.post("gm", "webhooks/", {}, expect=400)
+    assert "url" in t.post("gm", "webhooks/", {"format": "json"}, expect=400)
