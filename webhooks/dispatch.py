@@ -202,15 +202,30 @@ def _loop() -> None:
             close_old_connections()
 
 
+_looked_at = 0.0  # when this process last looked for a webhook before it had a sender
+
+
 def _wake_up(event: Event) -> None:
-    global _thread
+    global _thread, _looked_at
     if event.visibility != PUBLIC or not settings.WEBHOOKS_IN_PROCESS:
         return
     with _thread_lock:
         if _thread is None or not _thread.is_alive():
+            # No sender thread until some campaign has a webhook (looked up at most every 30 s).
+            if time.monotonic() - _looked_at < 30:
+                return
+            _looked_at = time.monotonic()
+            if not Webhook.objects.filter(active=True).exists():
+                return
             _thread = threading.Thread(target=_loop, name="webhooks", daemon=True)
             _thread.start()
     _wake.set()
+
+
+def look_again() -> None:
+    """A webhook was just added here: the next public event may start the sender."""
+    global _looked_at
+    _looked_at = 0.0
 
 
 def start_on_commit() -> None:

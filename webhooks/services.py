@@ -98,7 +98,7 @@ def create_webhook(
         secret = secrets.token_hex(32)
     elif not isinstance(secret, str) or not 16 <= len(secret) <= 64:
         raise InvalidInput("secret", "16 to 64 characters, or leave it out to get one")
-    return Webhook.objects.create(
+    webhook = Webhook.objects.create(
         campaign=campaign,
         url=check_url(url),
         secret=secret,
@@ -108,6 +108,14 @@ def create_webhook(
         delivered_seq=campaign.head_seq,
         created_by=actor,
     )
+    transaction.on_commit(_sender_may_start)
+    return webhook
+
+
+def _sender_may_start() -> None:
+    from webhooks import dispatch  # the sender imports these services
+
+    dispatch.look_again()
 
 
 def webhook_of(campaign: Campaign, webhook_id: Any) -> Webhook:
