@@ -529,3 +529,52 @@ def looks_rated(name: str) -> tuple[str, int, list[str]] | None:
         return None
     extras = [x.strip() for x in (match.group("extra") or "").split(",") if x.strip()]
     return match.group("name").strip(), int(match.group("value")), extras
+
+
+def template_document(system_id: str, language: str = "en") -> dict:
+    """The template as the pages and the API deliver it (docs: /work/contract/sheets.md); the
+    server adds the group and resource labels from its translations."""
+    template = TEMPLATES[system_id]
+    russian = language.startswith("ru")
+
+    def section(s: Section) -> dict:
+        return {"key": s.key, "label": s.ru if russian else s.en}
+
+    def trait(t: Trait) -> dict:
+        return {
+            "key": t.key,
+            "label": t.ru if russian else t.key,
+            "section": t.section,
+            "aliases": sorted({t.ru, *t.aliases} - {t.key}),
+        }
+
+    return {
+        "system": system_id,
+        "groups": [
+            {
+                "key": g.key,
+                "kind": g.kind,
+                "min": g.low,
+                "max": g.high,
+                "dots": g.dots,
+                "default": g.default,
+                "rollable": g.rollable,
+                "open": g.open,
+                "of": g.of,
+                "sections": [section(s) for s in g.sections],
+                "traits": [trait(t) for t in g.traits],
+            }
+            for g in template.groups
+        ],
+        "resources": [
+            {
+                "key": r.key,
+                "min": r.low,
+                "max": r.high,
+                "default": r.default,
+                "start_max": min(r.start_max, r.high),
+            }
+            for r in template.resources
+        ],
+        "rank_values": dict(NICE_DAMNIT_RANKS) if system_id == "nice_damnit" else None,
+    }

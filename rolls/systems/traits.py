@@ -266,3 +266,63 @@ def validate_resources(system_id: str, resources: Any, *, starting: bool = False
         clean[name] = value
     errors.raise_any()
     return clean
+
+
+def sheet_for_roll(
+    system_id: str,
+    sheet: dict[str, Any] | None,
+    names: list[str],
+    also_known: dict[str, str] | None = None,
+) -> tuple[list[str], dict[str, Any], list[str]]:
+    """The traits a roll names, as keys; the sheet to roll them from; the ones it lacks.
+
+    A trait the system has (its template lists it, or ``also_known`` — custom names on other
+    sheets of the campaign, name → group — does) but this sheet lacks counts as 0 dots: a GM's
+    call for several characters must not fail because one sheet leaves a skill out. A name the
+    system does not have is refused.
+    """
+    template = _template(system_id)
+    rollable = template.rollable_groups()
+    sheet = {
+        group: dict(values) for group, values in (sheet or {}).items() if isinstance(values, dict)
+    }
+    on_sheet = {fold(name): (group, name) for group in rollable for name in sheet.get(group, {})}
+    known = {fold(name): (group, name) for name, group in (also_known or {}).items()}
+    keys: list[str] = []
+    missing: list[str] = []
+    for name in names:
+        if not isinstance(name, str):
+            keys.append(name)  # assembly reports the malformed request
+            continue
+        listed = listed_trait(system_id, name)
+        if listed and listed[0] not in rollable:
+            raise RuleError(
+                _("{name} is the GM's attribute; it is not added to a roll"),
+                field="traits",
+                params={"name": listed[1]},
+            )
+        found = on_sheet.get(fold(listed[1] if listed else name)) or listed or known.get(fold(name))
+        if found is None:
+            raise RuleError(
+                _("{name} is not a trait of this system"), field="traits", params={"name": name}
+            )
+        group, key = found
+        keys.append(key)
+        if key not in sheet.get(group, {}):
+            kind = template.group(group).kind
+            sheet.setdefault(group, {})[key] = "perk" if kind == "rank" else 0
+            missing.append(key)
+    return keys, sheet, missing
+
+
+def trait_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a sheet edit changed, trait by trait (``None``: added or removed)."""
+    changes = []
+    for group in sorted(set(before) | set(after)):
+        old, new = before.get(group) or {}, after.get(group) or {}
+        for name in sorted(set(old) | set(new)):
+            if old.get(name) != new.get(name):
+                changes.append(
+                    {"group": group, "trait": name, "from": old.get(name), "to": new.get(name)}
+                )
+    return changes

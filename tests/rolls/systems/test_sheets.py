@@ -131,3 +131,64 @@ def test_starting_resources_are_capped_for_players():
         "resources.xp",
     }
     assert validate_resources("cofd", {"beats": 30})["beats"] == 30  # the GM, later
+
+
+def test_a_trait_the_sheet_lacks_counts_as_zero_and_is_named_missing():
+    from rolls.assembly import assemble
+    from rolls.systems.traits import sheet_for_roll
+
+    sheet = {"attributes": {"Wits": 3}, "skills": {"Brawl": 2}}
+    keys, filled, missing = sheet_for_roll("cofd", sheet, ["wits", "Оккультизм"])
+    assert keys == ["Wits", "Occult"] and missing == ["Occult"]
+    assert sheet == {"attributes": {"Wits": 3}, "skills": {"Brawl": 2}}  # not changed
+    assembled = assemble("cofd", filled, {"traits": keys}, {})
+    assert assembled.check["pool"] == 3
+    assert [(line["label"], line["value"]) for line in assembled.breakdown] == [
+        ("Wits", 3),
+        ("Occult", 0),
+    ]
+
+
+def test_a_trait_the_system_does_not_have_is_refused():
+    from rolls.systems.errors import RuleError
+    from rolls.systems.traits import sheet_for_roll
+
+    with pytest.raises(RuleError) as caught:
+        sheet_for_roll("cofd", {}, ["Telepathy"])
+    assert caught.value.field == "traits" and "Telepathy" in caught.value.message
+    with pytest.raises(RuleError):
+        sheet_for_roll("nice_damnit", {}, ["Charm"])  # the GM's attribute, never rolled
+    # Open groups: a custom trait another sheet of the campaign has counts as 0 here.
+    keys, filled, missing = sheet_for_roll(
+        "d6pool", {}, ["Lasso"], also_known={"Lasso": "abilities"}
+    )
+    assert keys == ["Lasso"] and missing == ["Lasso"] and filled["abilities"]["Lasso"] == 0
+
+
+def test_trait_changes_name_each_changed_trait():
+    from rolls.systems.traits import trait_changes
+
+    before = {"skills": {"Brawl": 2, "Occult": 1}}
+    after = {"skills": {"Brawl": 3}, "specialties": {"Brawl": ["Boxing"]}}
+    assert trait_changes(before, after) == [
+        {"group": "skills", "trait": "Brawl", "from": 2, "to": 3},
+        {"group": "skills", "trait": "Occult", "from": 1, "to": None},
+        {"group": "specialties", "trait": "Brawl", "from": None, "to": ["Boxing"]},
+    ]
+
+
+def test_the_template_document_is_in_the_asked_language():
+    from rolls.systems.sheets import template_document
+
+    ru = template_document("cofd", "ru")
+    skills = next(g for g in ru["groups"] if g["key"] == "skills")
+    occult = next(t for t in skills["traits"] if t["key"] == "Occult")
+    assert occult["label"] == "Оккультизм" and occult["section"] == "mental"
+    assert template_document("cofd", "en")["groups"][0]["traits"][0]["label"] == "Intelligence"
+    assert ru["resources"][0] == {
+        "key": "willpower",
+        "min": 0,
+        "max": 10,
+        "default": 0,
+        "start_max": 10,
+    }
