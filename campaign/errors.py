@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from rolls.systems.errors import RuleError
+from django.utils.translation import gettext
+
+from rolls.systems.errors import RuleError, SheetErrors
+from rolls.systems.rollbox import RollBoxError
 
 T = TypeVar("T")
 
@@ -14,17 +17,45 @@ class DomainError(Exception):
     status = 400
     code = "invalid"
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(
+        self,
+        field: str,
+        message: str,
+        *,
+        errors: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
-        self.message = message
+        self.message = str(message)
+        # Every bad field when there are several (a sheet); ``details`` go into the body as they
+        # are (the roll box's word position and suggestions).
+        self.errors = {key: str(value) for key, value in (errors or {field: message}).items()}
+        self.details = details or {}
 
     @classmethod
     def from_rule_error(cls, error: RuleError, prefix: str = "") -> DomainError:
+        details = error.details() if isinstance(error, RollBoxError) else None
+        if isinstance(error, SheetErrors):
+            errors = {f"{prefix}{key}": translated(each) for key, each in error.errors.items()}
+            field, message = next(iter(errors.items()))
+            return cls(field, message, errors=errors)
         field = getattr(error, "field", None)
         if field:
-            return cls(f"{prefix}{field}", error.message)
-        return cls(prefix.rstrip(".") or "check", str(error))
+            return cls(f"{prefix}{field}", translated(error), details=details)
+        return cls(prefix.rstrip(".") or "check", translated(error))
+
+
+def translated(error: RuleError) -> str:
+    """A rules message in the active language (the rules mark their messages; they are
+    translated here, at the boundary, and filled in with their parameters afterwards)."""
+    text = gettext(error.template)
+    if not error.params:
+        return text
+    try:
+        return text.format(**error.params)
+    except (KeyError, IndexError, ValueError):  # a translation that lost a placeholder
+        return error.message
 
 
 class InvalidInput(DomainError):

@@ -13,7 +13,8 @@ from campaign.errors import DomainError
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
-        return Response({exc.field: [exc.message], "code": exc.code}, status=exc.status)
+        body = {field: [message] for field, message in exc.errors.items()}
+        return Response({**body, "code": exc.code, **exc.details}, status=exc.status)
     if isinstance(exc, ParseError):
         return Response({"body": [str(exc.detail)], "code": "invalid"}, status=400)
     response = drf_exception_handler(exc, context)

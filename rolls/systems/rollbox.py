@@ -103,6 +103,13 @@ class RollBoxError(RuleError):
         self.start, self.end, self.word = start, end, word
         self.suggestions = list(suggestions)
 
+    def details(self) -> dict[str, Any]:
+        """What the API adds to the error body: where the word is, and the nearest words."""
+        return {
+            "at": {"start": self.start, "end": self.end, "word": self.word},
+            "suggestions": self.suggestions,
+        }
+
 
 @dataclass(frozen=True)
 class Token:
