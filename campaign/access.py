@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.utils.translation import gettext as _
 
 from campaign.errors import NotAllowed, NotFound
 from campaign.models import Campaign, Character, Membership, Role
@@ -21,21 +22,21 @@ def require_member(campaign: Campaign | int, user: User | None) -> Membership:
     """A non-member learns nothing, not even that the campaign exists: 404."""
     membership = membership_of(campaign, user)
     if membership is None:
-        raise NotFound("campaign", "no such campaign, or you are not a member of it")
+        raise NotFound("campaign", _("no such campaign, or you are not a member of it"))
     return membership
 
 
 def require_gm(campaign: Campaign | int, user: User | None) -> Membership:
     membership = require_member(campaign, user)
     if membership.role != Role.GM:
-        raise NotAllowed("role", "only a game master of this campaign may do this")
+        raise NotAllowed("role", _("only a game master of this campaign may do this"))
     return membership
 
 
 def require_player_or_gm(campaign: Campaign | int, user: User | None) -> Membership:
     membership = require_member(campaign, user)
     if membership.role == Role.OBSERVER:
-        raise NotAllowed("role", "observers watch the game; they cannot act in it")
+        raise NotAllowed("role", _("observers watch the game; they cannot act in it"))
     return membership
 
 
@@ -45,4 +46,4 @@ def require_controls_character(membership: Membership, character: Character) -> 
         return
     if membership.role == Role.PLAYER and character.owner_id == membership.user_id:
         return
-    raise NotAllowed("character", "you can only act for your own characters")
+    raise NotAllowed("character", _("you can only act for your own characters"))

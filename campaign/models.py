@@ -73,6 +73,8 @@ class Character(models.Model):
     name = models.CharField(_("name"), max_length=120)
     traits = models.JSONField(default=dict)
     resources = models.JSONField(default=dict)
+    # Saved lines of the roll box: [{"id", "name", "text"}], for the character's controllers.
+    favourites = models.JSONField(default=list)
     created_seq = models.PositiveBigIntegerField()
     updated_seq = models.PositiveBigIntegerField()
 

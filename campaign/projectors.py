@@ -88,6 +88,21 @@ def _character_changed(event: Event) -> None:
     Character.objects.filter(pk=data["character_id"]).update(updated_seq=event.seq, **fields)
 
 
+@projects("character.favourite_added")
+def _favourite_added(event: Event) -> None:
+    character = Character.objects.get(pk=event.payload["character_id"])
+    character.favourites = [*character.favourites, event.payload["favourite"]]
+    character.save(update_fields=["favourites"])
+
+
+@projects("character.favourite_removed")
+def _favourite_removed(event: Event) -> None:
+    character = Character.objects.get(pk=event.payload["character_id"])
+    gone = event.payload["favourite_id"]
+    character.favourites = [f for f in character.favourites if f["id"] != gone]
+    character.save(update_fields=["favourites"])
+
+
 def _period_started(model: type[Chapter] | type[Session] | type[Scene], event: Event) -> None:
     model.objects.create(
         id=event.payload["id"],

@@ -13,6 +13,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from campaign.access import require_controls_character, require_gm, require_member
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
@@ -35,6 +37,8 @@ from eventlog.event_types import (
     CHAPTER_STARTED,
     CHARACTER_CHANGED,
     CHARACTER_CREATED,
+    CHARACTER_FAVOURITE_ADDED,
+    CHARACTER_FAVOURITE_REMOVED,
     MEMBER_JOINED,
     MEMBER_LEFT,
     MEMBER_ROLE_CHANGED,
@@ -44,12 +48,23 @@ from eventlog.event_types import (
     SESSION_STARTED,
 )
 from eventlog.stream import append_event, lock_stream
-from rolls.systems import SYSTEM_IDS
+from rolls.systems import SYSTEM_IDS, rollbox
 from rolls.systems.options import validate_options
-from rolls.systems.traits import validate_resources, validate_traits
+from rolls.systems.traits import trait_changes, validate_resources, validate_traits
 
 MAX_NAME = 120
+MAX_ROLL_LINE = rollbox.MAX_TEXT
 UNCHANGED = object()
+STILL_OPEN = {
+    "chapter": gettext_lazy("chapter {n} is still open; end it before starting another"),
+    "session": gettext_lazy("session {n} is still open; end it before starting another"),
+    "scene": gettext_lazy("scene {n} is still open; end it before starting another"),
+}
+NONE_OPEN = {
+    "chapter": gettext_lazy("no chapter is open"),
+    "session": gettext_lazy("no session is open"),
+    "scene": gettext_lazy("no scene is open"),
+}
 PeriodModel = (
     type[Chapter] | type[Session] | type[Scene]
 )  # "leave this field as it is", where None is a meaningful value
@@ -57,9 +72,9 @@ PeriodModel = (
 
 def _clean_name(value: Any, field: str = "name", max_length: int = MAX_NAME) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(field, "must be non-empty text")
+        raise InvalidInput(field, _("must be non-empty text"))
     if len(value.strip()) > max_length:
-        raise InvalidInput(field, f"must be at most {max_length} characters")
+        raise InvalidInput(field, _("must be at most {n} characters").format(n=max_length))
     return value.strip()
 
 
@@ -70,7 +85,10 @@ def create_campaign(
     name = _clean_name(name)
     if system not in SYSTEM_IDS:
         raise InvalidInput(
-            "system", f"unknown game system {system!r}; one of {', '.join(SYSTEM_IDS)}"
+            "system",
+            _("unknown game system {system}; one of {known}").format(
+                system=repr(system), known=", ".join(SYSTEM_IDS)
+            ),
         )
     clean_options = call_rules(validate_options, system, options or {})
     campaign = Campaign.objects.create(name=name, system=system, options=clean_options)
@@ -134,7 +152,9 @@ def join_campaign(*, invite_code: str, user: AbstractBaseUser) -> Membership:
     """Join as a player by invite code; joining again is a no-op that returns the membership."""
     campaign = Campaign.objects.filter(invite_code=invite_code).first() if invite_code else None
     if campaign is None:
-        raise NotFound("invite_code", "no campaign has this invite code (it may have been renewed)")
+        raise NotFound(
+            "invite_code", _("no campaign has this invite code (it may have been renewed)")
+        )
     campaign = lock_stream(campaign.pk)
     existing = Membership.objects.filter(campaign=campaign, user_id=user.pk).first()
     if existing:
@@ -158,13 +178,13 @@ def change_role(
 ) -> Membership:
     require_gm(campaign, actor)
     if role not in Role.values:
-        raise InvalidInput("role", f"must be one of {', '.join(Role.values)}")
+        raise InvalidInput("role", _("must be one of {roles}").format(roles=", ".join(Role.values)))
     campaign = lock_stream(campaign.pk)
     membership = Membership.objects.filter(campaign=campaign, user_id=user_id).first()
     if membership is None:
-        raise NotFound("user_id", "this user is not a member of the campaign")
+        raise NotFound("user_id", _("this user is not a member of the campaign"))
     if membership.role == Role.GM and role != Role.GM and _gm_count(campaign) == 1:
-        raise Conflict("role", "the campaign's last game master cannot step down")
+        raise Conflict("role", _("the campaign's last game master cannot step down"))
     if membership.role != role:
         append_event(
             campaign=campaign,
@@ -181,13 +201,13 @@ def leave_campaign(*, campaign: Campaign, actor: AbstractBaseUser, user_id: int)
     """A member leaves, or a GM removes a member."""
     actor_membership = require_member(campaign, actor)
     if user_id != actor.pk and actor_membership.role != Role.GM:
-        raise NotAllowed("user_id", "only a game master can remove another member")
+        raise NotAllowed("user_id", _("only a game master can remove another member"))
     campaign = lock_stream(campaign.pk)
     membership = Membership.objects.filter(campaign=campaign, user_id=user_id).first()
     if membership is None:
-        raise NotFound("user_id", "this user is not a member of the campaign")
+        raise NotFound("user_id", _("this user is not a member of the campaign"))
     if membership.role == Role.GM and _gm_count(campaign) == 1:
-        raise Conflict("user_id", "the campaign's last game master cannot leave")
+        raise Conflict("user_id", _("the campaign's last game master cannot leave"))
     append_event(
         campaign=campaign, type=MEMBER_LEFT, payload={"user_id": user_id}, actor_id=actor.pk
     )
@@ -200,7 +220,44 @@ def _check_owner(campaign: Campaign, owner_id: int | None) -> None:
         .exclude(role=Role.OBSERVER)
         .exists()
     ):
-        raise InvalidInput("owner_id", "the owner must be a player or GM of this campaign")
+        raise InvalidInput("owner_id", _("the owner must be a player or GM of this campaign"))
+
+
+def _sheet_fields(
+    campaign: Campaign,
+    *,
+    name: Any = UNCHANGED,
+    traits: Any = None,
+    resources: Any = None,
+    starting: bool = False,
+) -> dict[str, Any]:
+    """Validate a sheet's name, traits and resources together: every bad field is reported in
+    one answer, so a form can mark them all at once."""
+    clean: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    checks: list[tuple[str, Any]] = []
+    if name is not UNCHANGED:
+        checks.append(("name", lambda: _clean_name(name)))
+    if traits is not None:
+        checks.append(("traits", lambda: call_rules(validate_traits, campaign.system, traits)))
+    if resources is not None:
+        checks.append(
+            (
+                "resources",
+                lambda: call_rules(
+                    validate_resources, campaign.system, resources, starting=starting
+                ),
+            )
+        )
+    for key, check in checks:
+        try:
+            clean[key] = check()
+        except InvalidInput as error:
+            errors.update(error.errors)
+    if errors:
+        field, message = next(iter(errors.items()))
+        raise InvalidInput(field, message, errors=errors)
+    return clean
 
 
 @transaction.atomic
@@ -213,19 +270,19 @@ def create_character(
     resources: dict | None = None,
     owner_id: int | None = None,
 ) -> Character:
-    """Players create their own characters; GMs create anyone's (or NPCs with no owner)."""
+    """Players create their own characters, with their starting resources (within the
+    system's starting maximum); GMs create anyone's (or NPCs with no owner)."""
     membership = require_member(campaign, actor)
     if membership.role == Role.OBSERVER:
-        raise NotAllowed("role", "observers cannot create characters")
-    if membership.role == Role.PLAYER:
-        if owner_id not in (None, actor.pk) or resources:
-            raise NotAllowed(
-                "owner_id", "players create their own characters; the GM sets resources"
-            )
+        raise NotAllowed("role", _("observers cannot create characters"))
+    starting = membership.role == Role.PLAYER
+    if starting:
+        if owner_id not in (None, actor.pk):
+            raise NotAllowed("owner_id", _("players create their own characters"))
         owner_id = actor.pk
-    name = _clean_name(name)
-    clean_traits = call_rules(validate_traits, campaign.system, traits)
-    clean_resources = call_rules(validate_resources, campaign.system, resources or {})
+    clean = _sheet_fields(
+        campaign, name=name, traits=traits, resources=resources or {}, starting=starting
+    )
     campaign = lock_stream(campaign.pk)
     _check_owner(campaign, owner_id)
     character_id = uuid.uuid4()
@@ -235,9 +292,9 @@ def create_character(
         payload={
             "character_id": str(character_id),
             "owner_id": owner_id,
-            "name": name,
-            "traits": clean_traits,
-            "resources": clean_resources,
+            "name": clean["name"],
+            "traits": clean["traits"],
+            "resources": clean["resources"],
         },
         actor_id=actor.pk,
         character_id=character_id,
@@ -256,20 +313,20 @@ def change_character(
     resources: dict | None = None,
     owner_id: int | object | None = UNCHANGED,
 ) -> Character:
-    """Owners edit name and traits; resources (Beats, Fortune…) and ownership are the GM's."""
+    """Owners edit name and traits; after creation, resources (Beats, Fortune…) and ownership
+    are the GM's. A trait change records what changed, and whether a session was open, so the
+    GM's feed shows a player's mid-session edit."""
     membership = require_member(campaign, actor)
     require_controls_character(membership, character)
     if membership.role != Role.GM and (resources is not None or owner_id is not UNCHANGED):
-        raise NotAllowed("resources", "only a game master changes resources or ownership")
-    changes: dict[str, Any] = {}
-    if name is not None:
-        changes["name"] = _clean_name(name)
-    if traits is not None:
-        changes["traits"] = call_rules(validate_traits, campaign.system, traits)
-    if resources is not None:
-        changes["resources"] = call_rules(
-            validate_resources, campaign.system, {**character.resources, **resources}
-        )
+        raise NotAllowed("resources", _("only a game master changes resources or ownership"))
+    merged = None if resources is None else {**character.resources, **resources}
+    changes = _sheet_fields(
+        campaign,
+        name=UNCHANGED if name is None else name,
+        traits=traits,
+        resources=merged,
+    )
     campaign = lock_stream(campaign.pk)
     if owner_id is not UNCHANGED:
         _check_owner(campaign, owner_id)
@@ -277,10 +334,14 @@ def change_character(
     character = Character.objects.get(pk=character.pk)
     changes = {key: value for key, value in changes.items() if getattr(character, key) != value}
     if changes:
+        payload: dict[str, Any] = {"character_id": str(character.pk), **changes}
+        if "traits" in changes:
+            payload["diff"] = trait_changes(character.traits, changes["traits"])
+            payload["during_session"] = Session.open_in(campaign) is not None
         append_event(
             campaign=campaign,
             type=CHARACTER_CHANGED,
-            payload={"character_id": str(character.pk), **changes},
+            payload=payload,
             actor_id=actor.pk,
             character_id=character.pk,
         )
@@ -296,6 +357,57 @@ PERIOD_EVENTS = {
 }
 
 
+MAX_FAVOURITES = 20
+MAX_FAVOURITE_NAME = 60
+
+
+@transaction.atomic
+def add_favourite(
+    *, campaign: Campaign, actor: AbstractBaseUser, character: Character, name: str, text: str
+) -> dict[str, str]:
+    """Save a line of the roll box for a character; it must read for that character's sheet."""
+    membership = require_member(campaign, actor)
+    require_controls_character(membership, character)
+    text = _clean_name(text, "text", MAX_ROLL_LINE)
+    name = _clean_name(name or text[:MAX_FAVOURITE_NAME], "name", MAX_FAVOURITE_NAME)
+    campaign = lock_stream(campaign.pk)
+    character = Character.objects.get(pk=character.pk)
+    call_rules(rollbox.parse, campaign.system, text, sheet=character.traits)
+    if len(character.favourites) >= MAX_FAVOURITES:
+        raise Conflict(
+            "favourites",
+            _("a character keeps at most {n} favourite rolls").format(n=MAX_FAVOURITES),
+        )
+    favourite = {"id": str(uuid.uuid4()), "name": name, "text": text}
+    append_event(
+        campaign=campaign,
+        type=CHARACTER_FAVOURITE_ADDED,
+        payload={"character_id": str(character.pk), "favourite": favourite},
+        actor_id=actor.pk,
+        character_id=character.pk,
+    )
+    return favourite
+
+
+@transaction.atomic
+def remove_favourite(
+    *, campaign: Campaign, actor: AbstractBaseUser, character: Character, favourite_id: Any
+) -> None:
+    membership = require_member(campaign, actor)
+    require_controls_character(membership, character)
+    campaign = lock_stream(campaign.pk)
+    character = Character.objects.get(pk=character.pk)
+    if str(favourite_id) not in {f["id"] for f in character.favourites}:
+        raise NotFound("favourite", _("this character has no such favourite roll"))
+    append_event(
+        campaign=campaign,
+        type=CHARACTER_FAVOURITE_REMOVED,
+        payload={"character_id": str(character.pk), "favourite_id": str(favourite_id)},
+        actor_id=actor.pk,
+        character_id=character.pk,
+    )
+
+
 def _start_period(
     model: PeriodModel, *, campaign: Campaign, actor: AbstractBaseUser, title: str
 ) -> Chapter | Session | Scene:
@@ -303,13 +415,11 @@ def _start_period(
     kind = model.__name__.lower()
     title = (title or "").strip() if isinstance(title, str | None) else title
     if not isinstance(title, str) or len(title) > 200:
-        raise InvalidInput("title", "must be text of at most 200 characters")
+        raise InvalidInput("title", _("must be text of at most {n} characters").format(n=200))
     campaign = lock_stream(campaign.pk)
     current = model.open_in(campaign)
     if current is not None:
-        raise Conflict(
-            kind, f"{kind} {current.number} is still open; end it before starting another"
-        )
+        raise Conflict(kind, str(STILL_OPEN[kind]).format(n=current.number))
     number = model.objects.filter(campaign=campaign).count() + 1
     period_id = uuid.uuid4()
     payload: dict[str, Any] = {"id": str(period_id), "number": number, "title": title}
@@ -336,7 +446,7 @@ def _end_period(
     campaign = lock_stream(campaign.pk)
     current = model.open_in(campaign)
     if current is None:
-        raise Conflict(kind, f"no {kind} is open")
+        raise Conflict(kind, str(NONE_OPEN[kind]))
     payload: dict[str, Any] = {"id": str(current.pk), "number": current.number}
     if model is Session:
         # The reveal: from now on anyone can recompute every server-rolled face of the session.

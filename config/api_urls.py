@@ -14,6 +14,9 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("rules/", campaign_views.RulesView.as_view(), name="api-rules"),
+    path(
+        "sheet-templates/", campaign_views.SheetTemplatesView.as_view(), name="api-sheet-templates"
+    ),
     path("join/", campaign_views.JoinView.as_view(), name="api-join"),
     path("campaigns/", campaign_views.CampaignListView.as_view(), name="api-campaigns"),
     path(f"{C}/", campaign_views.CampaignDetailView.as_view(), name="api-campaign"),
@@ -27,6 +30,21 @@ urlpatterns = [
         f"{C}/characters/<uuid:character_id>/",
         campaign_views.CharacterDetailView.as_view(),
         name="api-character",
+    ),
+    path(
+        f"{C}/sheet-template/",
+        campaign_views.CampaignSheetTemplateView.as_view(),
+        name="api-sheet-template",
+    ),
+    path(
+        f"{C}/characters/<uuid:character_id>/favourites/",
+        campaign_views.FavouriteListView.as_view(),
+        name="api-favourites",
+    ),
+    path(
+        f"{C}/characters/<uuid:character_id>/favourites/<uuid:favourite_id>/",
+        campaign_views.FavouriteDetailView.as_view(),
+        name="api-favourite",
     ),
     path(f"{C}/sessions/", campaign_views.SessionListView.as_view(), name="api-sessions"),
     path(f"{C}/sessions/end/", campaign_views.SessionEndView.as_view(), name="api-session-end"),

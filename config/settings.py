@@ -163,7 +163,8 @@ AUTH_PASSWORD_VALIDATORS = [
 
 LANGUAGE_CODE = env.str("LANGUAGE_CODE", default="ru")
 LANGUAGES = [("ru", "Русский"), ("en", "English")]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+# The rules engines keep their own catalogue (makemessages at the root fills it from rolls/systems).
+LOCALE_PATHS = [BASE_DIR / "locale", BASE_DIR / "rolls" / "systems" / "locale"]
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True

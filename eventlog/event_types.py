@@ -21,6 +21,8 @@ MEMBER_ROLE_CHANGED = "member.role_changed"
 MEMBER_LEFT = "member.left"
 CHARACTER_CREATED = "character.created"
 CHARACTER_CHANGED = "character.changed"
+CHARACTER_FAVOURITE_ADDED = "character.favourite_added"
+CHARACTER_FAVOURITE_REMOVED = "character.favourite_removed"
 CHAPTER_STARTED = "chapter.started"
 CHAPTER_ENDED = "chapter.ended"
 SESSION_STARTED = "session.started"
@@ -58,7 +60,15 @@ PAYLOADS: dict[str, Payload] = {
     MEMBER_ROLE_CHANGED: Payload(("user_id", "role")),
     MEMBER_LEFT: Payload(("user_id",)),
     CHARACTER_CREATED: Payload(("character_id", "owner_id", "name", "traits", "resources")),
-    CHARACTER_CHANGED: Payload(("character_id",), ("name", "traits", "resources", "owner_id")),
+    # A trait change records what changed and whether a session was open (the GM's feed shows
+    # a player's mid-session edit).
+    CHARACTER_CHANGED: Payload(
+        ("character_id",),
+        ("name", "traits", "resources", "owner_id", "diff", "during_session"),
+    ),
+    # A favourite roll: {"id", "name", "text"}, a line of the roll box (docs/rollbox.md).
+    CHARACTER_FAVOURITE_ADDED: Payload(("character_id", "favourite")),
+    CHARACTER_FAVOURITE_REMOVED: Payload(("character_id", "favourite_id")),
     CHAPTER_STARTED: _PERIOD_STARTED,
     CHAPTER_ENDED: _PERIOD_ENDED,
     # A session commits to its dice seed when it starts and reveals it, with a receipt of the

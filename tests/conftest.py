@@ -7,6 +7,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.utils import translation
 
 from campaign import services
 from eventlog import append_only
@@ -51,6 +52,14 @@ def _append_only_triggers(request: pytest.FixtureRequest):
     yield
     if transactional:
         append_only.drop(connection)
+
+
+@pytest.fixture(autouse=True)
+def _english_outside_requests():
+    """Services called directly answer in English (the site's default is Russian); requests
+    and sockets choose their own language."""
+    with translation.override("en"):
+        yield
 
 
 @pytest.fixture

@@ -69,15 +69,32 @@ class CharacterSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Character
-        fields = ["id", "name", "owner_id", "traits", "resources", "created_seq", "updated_seq"]
-        read_only_fields = ["id", "created_seq", "updated_seq"]
+        fields = [
+            "id",
+            "name",
+            "owner_id",
+            "traits",
+            "resources",
+            "favourites",
+            "created_seq",
+            "updated_seq",
+        ]
+        read_only_fields = ["id", "favourites", "created_seq", "updated_seq"]
 
 
 class CharacterWriteSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=120, required=False)
+    # The service checks the name with the traits and resources, so a form hears of every bad
+    # field in one answer.
+    name = serializers.CharField(required=False, allow_blank=True, help_text="1-120 characters")
     traits = serializers.DictField(required=False)
     resources = serializers.DictField(required=False)
     owner_id = serializers.IntegerField(allow_null=True, required=False)
+
+
+class FavouriteSerializer(serializers.Serializer):
+    id = serializers.UUIDField(read_only=True)
+    name = serializers.CharField(required=False, allow_blank=True, help_text="≤ 60 characters")
+    text = serializers.CharField(help_text="a line of the roll box (docs/rollbox.md)")
 
 
 class TitleSerializer(serializers.Serializer):

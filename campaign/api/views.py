@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -19,6 +20,7 @@ from campaign.api.serializers import (
     CampaignUpdateSerializer,
     CharacterSerializer,
     CharacterWriteSerializer,
+    FavouriteSerializer,
     JoinSerializer,
     MemberSerializer,
     PeriodSerializer,
@@ -28,17 +30,18 @@ from campaign.api.serializers import (
 from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput
 from campaign.models import Campaign, Chapter, Character, Membership, Scene, Session
+from campaign.sheets import sheet_template
 from rolls.systems.options import RULE_OPTIONS, option_table
 
 
 def body(request: Request, serializer_class) -> dict[str, Any]:
     """Validated request data; a JSON body that is not an object is a 400 naming the body."""
     if not isinstance(request.data, dict):
-        raise InvalidInput("non_field_errors", "expected a JSON object")
+        raise InvalidInput("non_field_errors", gettext("expected a JSON object"))
     serializer = serializer_class(data=request.data)
     unknown = sorted(set(request.data) - set(serializer.fields))
     if unknown:
-        raise InvalidInput(unknown[0], "unknown field")
+        raise InvalidInput(unknown[0], gettext("unknown field"))
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 
@@ -168,7 +171,7 @@ class CharacterListView(WriteView):
         campaign, _ = campaign_for(request, campaign_id)
         data = body(request, CharacterWriteSerializer)
         if "name" not in data:
-            raise InvalidInput("name", "this field is required")
+            raise InvalidInput("name", gettext("this field is required"))
         character = services.create_character(
             campaign=campaign,
             actor=request.user,
@@ -249,6 +252,58 @@ ChapterListView, ChapterEndView = period_views(
     Chapter, services.start_chapter, services.end_chapter, "chapter"
 )
 SceneListView, SceneEndView = period_views(Scene, services.start_scene, services.end_scene, "scene")
+
+
+class SheetTemplatesView(APIView):
+    @extend_schema(responses=dict, summary="Character sheet templates of every game system")
+    def get(self, request: Request) -> Response:
+        return Response({system: sheet_template(system) for system in RULE_OPTIONS})
+
+
+class CampaignSheetTemplateView(APIView):
+    @extend_schema(responses=dict, summary="The campaign's character sheet template")
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        return Response(sheet_template(campaign.system))
+
+
+class FavouriteListView(APIView):
+    @extend_schema(
+        responses=FavouriteSerializer(many=True), summary="A character's favourite rolls"
+    )
+    def get(self, request: Request, campaign_id: int, character_id: str) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        character = get_object_or_404(Character, campaign=campaign, pk=character_id)
+        return Response(character.favourites)
+
+    @extend_schema(
+        request=FavouriteSerializer, responses={201: FavouriteSerializer}, summary="Save a roll"
+    )
+    def post(self, request: Request, campaign_id: int, character_id: str) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        character = get_object_or_404(Character, campaign=campaign, pk=character_id)
+        data = body(request, FavouriteSerializer)
+        favourite = services.add_favourite(
+            campaign=campaign,
+            actor=request.user,
+            character=character,
+            name=data.get("name", ""),
+            text=data.get("text", ""),
+        )
+        return Response(favourite, status=status.HTTP_201_CREATED)
+
+
+class FavouriteDetailView(APIView):
+    @extend_schema(request=None, responses={204: None}, summary="Forget a favourite roll")
+    def delete(
+        self, request: Request, campaign_id: int, character_id: str, favourite_id: str
+    ) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        character = get_object_or_404(Character, campaign=campaign, pk=character_id)
+        services.remove_favourite(
+            campaign=campaign, actor=request.user, character=character, favourite_id=favourite_id
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class RulesView(APIView):
