@@ -17,6 +17,7 @@ from typing import Any
 from rolls.systems.errors import RuleError
 from rolls.systems.errors import gettext_noop as _
 from rolls.systems.sheets import TEMPLATES, fold
+from rolls.systems.traits import sheet_for_roll
 
 MAX_TEXT = 300
 MAX_NUMBER = 100
@@ -150,6 +151,7 @@ class Parsed:
     request: dict[str, Any]
     tokens: list[Token]
     versus: Side | None = None  # cofd: resistance; others: the other side of an opposed roll
+    text: str = ""
 
 
 _WORD = re.compile(r"\([^()]*\)?|#.*|[+\-]|[^\s+()#]+")
@@ -310,7 +312,7 @@ class _Parser:
                 end=versus.end,
                 word=self.text[versus.start : versus.end],
             )
-        return Parsed(self.request, self.tokens, versus)
+        return Parsed(self.request, self.tokens, versus, self.text)
 
     def step(self) -> None:
         i, word = self.i, self.word(self.i)
@@ -573,3 +575,52 @@ def keywords(system_id: str) -> list[str]:
     if system_id == "d6pool":
         words += list(D6POOL_DIFFICULTY)
     return words
+
+
+@dataclass(frozen=True)
+class Target:
+    """The other side's character, as the server found it."""
+
+    id: str
+    name: str
+    sheet: Mapping[str, Any]
+
+
+def with_versus(system_id: str, parsed: Parsed, target: Target | None) -> dict[str, Any]:
+    """The request with the «vs» side filled in: in CofD a resistance (the target's traits as
+    a penalty), elsewhere the other side of an opposed roll (``against``)."""
+    request = dict(parsed.request)
+    versus = parsed.versus
+    if versus is None:
+        if target is not None:
+            raise RuleError(_("a target needs «vs» in the line"), field="target")
+        return request
+    where = {"start": versus.start, "end": versus.end}
+    if versus.traits and target is None:
+        raise RollBoxError(
+            _("name whose traits these are: «vs @Name …» or choose the target"),
+            word=parsed.text[versus.start : versus.end],
+            **where,
+        )
+    if system_id == "cofd":
+        total, names = versus.pool or 0, []
+        if versus.traits:
+            keys, sheet, _missing = sheet_for_roll(system_id, dict(target.sheet), versus.traits)
+            for key in keys:
+                group = next(g for g in ("attributes", "skills") if key in sheet.get(g, {}))
+                total += sheet[group][key]
+            names = keys
+        label = " + ".join(names) or str(total)
+        if target is not None:
+            label = f"{label} ({target.name})"
+        modifiers = [
+            *request.get("modifiers", []),
+            {"value": -total, "label": label[:60], "group": "resistance"},
+        ]
+        request["modifiers"] = modifiers
+        return request
+    against = versus.spec()
+    if target is not None:
+        against["character"] = target.id
+    request["against"] = against
+    return request

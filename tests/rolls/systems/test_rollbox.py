@@ -235,3 +235,25 @@ def test_a_parsed_line_assembles_against_a_full_sheet(system, data):
     parsed = parse(system, text, sheet=sheet)
     assembled = assemble(system, sheet, parsed.request, {})
     assert [line["label"] for line in assembled.breakdown[: len(chosen)]] == chosen
+
+
+def test_vs_becomes_a_cofd_resistance_or_the_other_side():
+    from rolls.systems.rollbox import Target, with_versus
+
+    theo = Target("t-1", "Theo", {"attributes": {"Composure": 3, "Resolve": 2}})
+    parsed = parse("cofd", "Wits + Occult vs Composure + Resolve", sheet=COFD)
+    assert with_versus("cofd", parsed, theo) == {
+        "traits": ["Wits", "Occult"],
+        "modifiers": [{"value": -5, "label": "Composure + Resolve (Theo)", "group": "resistance"}],
+    }
+    with pytest.raises(RollBoxError) as caught:
+        with_versus("cofd", parsed, None)
+    assert caught.value.word == "vs"
+    opposed = parse("storyteller", "Dexterity + Brawl vs Dexterity + Dodge")
+    assert with_versus("storyteller", opposed, theo)["against"] == {
+        "traits": ["Dexterity", "Dodge"],
+        "character": "t-1",
+    }
+    assert with_versus("cofd", parse("cofd", "Wits vs 2"), None)["modifiers"] == [
+        {"value": -2, "label": "2", "group": "resistance"}
+    ]
