@@ -50,6 +50,7 @@ from typing import Any
 from . import age, cofd, d6pool, nice_damnit, storyteller
 from ._core import MAX_DICE, FaceFeed, RuleError
 from .dice import DieSource, HmacDice, SeededDice, SystemDice, face_source
+from .errors import gettext_noop as _
 
 __all__ = [
     "MAX_DICE",
@@ -94,12 +95,22 @@ def resolve(system_id: str, check: Mapping[str, Any], faces: Sequence[int]) -> d
     expected = mod.face_count(params)
     feed = FaceFeed(system_id, faces, expected)
     if expected is not None and len(faces) != expected:
-        raise RuleError(
-            f"{system_id}: {'too few' if len(faces) < expected else 'too many'} faces: "
-            f"got {len(faces)}, expected {expected} d{mod.SIDES}",
-            field="faces",
+        message = (
+            _("{system}: too few faces: got {got}, expected {expected} d{sides}")
+            if len(faces) < expected
+            else _("{system}: too many faces: got {got}, expected {expected} d{sides}")
         )
-    _, result = mod.play(params, feed)
+        raise RuleError(
+            message,
+            field="faces",
+            params={
+                "system": system_id,
+                "got": len(faces),
+                "expected": expected,
+                "sides": mod.SIDES,
+            },
+        )
+    _faces, result = mod.play(params, feed)
     feed.finish()
     return result
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 # One error class for the engines, options and trait sheets; ``field`` names the bad input.
 from .errors import RuleError
+from .errors import gettext_noop as _
 
 MAX_DICE = 100  # the server's cap; also bounds the work a single check can ask for
 
@@ -108,29 +109,42 @@ class FaceFeed:
         if type(faces) not in (list, tuple) and (
             isinstance(faces, str | bytes | bytearray) or not isinstance(faces, Sequence)
         ):
-            raise RuleError(f"{system}: faces must be a list of ints", field="faces")
+            raise RuleError(
+                _("{system}: faces must be a list of ints"),
+                field="faces",
+                params={"system": system},
+            )
         self.system = system
         self.faces = faces
         self.expected = expected
         self.pos = 0
 
-    def _count(self) -> str:
-        if self.expected is not None:
-            return f"expected {self.expected}"
-        return f"this roll needs at least {self.pos + 1}"
-
     def _too_few(self, sides: int) -> RuleError:
-        return RuleError(
-            f"{self.system}: too few faces: got {len(self.faces)}, {self._count()} "
-            f"(face #{self.pos + 1} would be a d{sides})",
-            field="faces",
+        params = {"system": self.system, "got": len(self.faces), "next": self.pos + 1}
+        if self.expected is not None:
+            message = _(
+                "{system}: too few faces: got {got}, expected {expected} "
+                "(face #{next} would be a d{sides})"
+            )
+            return RuleError(
+                message, field="faces", params={**params, "expected": self.expected, "sides": sides}
+            )
+        message = _(
+            "{system}: too few faces: got {got}, this roll needs at least {next} "
+            "(face #{next} would be a d{sides})"
         )
+        return RuleError(message, field="faces", params={**params, "sides": sides})
 
     def _bad(self, pos: int, sides: int) -> RuleError:
         return RuleError(
-            f"{self.system}: face #{pos + 1} is {self.faces[pos]!r}; expected a d{sides} face, "
-            f"an int in 1..{sides}",
+            _("{system}: face #{n} is {value}; expected a d{sides} face, an int in 1..{sides}"),
             field="faces",
+            params={
+                "system": self.system,
+                "n": pos + 1,
+                "value": repr(self.faces[pos]),
+                "sides": sides,
+            },
         )
 
     def roll(self, sides: int) -> int:
@@ -162,6 +176,7 @@ class FaceFeed:
     def finish(self) -> None:
         if self.pos != len(self.faces):
             raise RuleError(
-                f"{self.system}: too many faces: got {len(self.faces)}, the roll used {self.pos}",
+                _("{system}: too many faces: got {got}, the roll used {used}"),
                 field="faces",
+                params={"system": self.system, "got": len(self.faces), "used": self.pos},
             )
