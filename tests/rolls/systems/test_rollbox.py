@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rolls.assembly import assemble
+from rolls.checks.assembly import assemble
 from rolls.systems import SYSTEM_IDS
 from rolls.systems.errors import RuleError
 from rolls.systems.rollbox import RollBoxError, parse

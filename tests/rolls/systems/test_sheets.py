@@ -134,7 +134,7 @@ def test_starting_resources_are_capped_for_players():
 
 
 def test_a_trait_the_sheet_lacks_counts_as_zero_and_is_named_missing():
-    from rolls.assembly import assemble
+    from rolls.checks.assembly import assemble
     from rolls.systems.traits import sheet_for_roll
 
     sheet = {"attributes": {"Wits": 3}, "skills": {"Brawl": 2}}
