@@ -54,6 +54,8 @@ urlpatterns = [
     path(f"{C}/scenes/end/", campaign_views.SceneEndView.as_view(), name="api-scene-end"),
     path(f"{C}/checks/", roll_views.CheckListView.as_view(), name="api-checks"),
     path(f"{C}/checks/odds/", roll_views.OddsView.as_view(), name="api-odds"),
+    path(f"{C}/checks/parse/", roll_views.ParseView.as_view(), name="api-parse"),
+    path(f"{C}/checks/<int:seq>/again/", roll_views.AgainView.as_view(), name="api-again"),
     path(f"{C}/checks/<int:seq>/", roll_views.CheckDetailView.as_view(), name="api-check"),
     path(
         f"{C}/checks/<int:seq>/dramatic-failure/",

@@ -31,6 +31,21 @@ class CheckRequestSerializer(serializers.Serializer):
     call = serializers.UUIDField(required=False, help_text="answers the GM's call for a check")
 
 
+class LineSerializer(serializers.Serializer):
+    """A line of the roll box (docs/rollbox.md)."""
+
+    text = serializers.CharField(max_length=300, help_text="e.g. Wits + Occult 8again rote")
+    character = serializers.UUIDField(required=False, allow_null=True, help_text="whose sheet")
+    target = serializers.UUIDField(
+        required=False, allow_null=True, help_text="the other side of «vs» (instead of @Name)"
+    )
+
+
+class AgainSerializer(serializers.Serializer):
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    faces = serializers.JSONField(required=False, help_text="physical dice (manual_dice only)")
+
+
 class CheckSerializer(serializers.Serializer):
     seq = serializers.IntegerField()
     redacted = serializers.BooleanField()

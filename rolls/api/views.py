@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from django.http import HttpResponse
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -18,15 +19,17 @@ from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput, NotFound
 from campaign.models import Membership, Role
 from rolls.api.serializers import (
+    AgainSerializer,
     CallSerializer,
     CheckRequestSerializer,
     CheckSerializer,
     EventSerializer,
     ExtraNiceSerializer,
     FortuneSerializer,
+    LineSerializer,
     TaskResetSerializer,
 )
-from rolls.checks import calls, followups, services
+from rolls.checks import calls, followups, rollbox, services
 from rolls.models import Check, CheckCall
 from rolls.reads import selectors
 from rolls.reads.allowances import allowances_for
@@ -110,6 +113,43 @@ class CheckListView(WriteView):
         campaign, membership = campaign_for(request, campaign_id)
         check = services.check_roll(
             campaign=campaign, actor=request.user, request=json_object(request)
+        )
+        return Response(check_data(check, membership), status=status.HTTP_201_CREATED)
+
+
+class ParseView(APIView):
+    @extend_schema(
+        request=LineSerializer,
+        responses=OpenApiTypes.OBJECT,
+        summary="Read a line of the roll box: the check it names and its odds, no roll",
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        data = json_object(request)
+        unknown = sorted(set(data) - {"text", "character", "target"})
+        if unknown:
+            raise InvalidInput(unknown[0], gettext("unknown field"))
+        return Response(
+            rollbox.preview_line(
+                campaign=campaign,
+                actor=request.user,
+                text=data.get("text"),
+                character=data.get("character"),
+                target=data.get("target"),
+            )
+        )
+
+
+class AgainView(APIView):
+    @extend_schema(
+        request=AgainSerializer,
+        responses={201: CheckSerializer},
+        summary="Roll one's own check again, from the request it recorded",
+    )
+    def post(self, request: Request, campaign_id: int, seq: int) -> Response:
+        campaign, membership = campaign_for(request, campaign_id)
+        check = rollbox.roll_again(
+            campaign=campaign, actor=request.user, seq=seq, changes=json_object(request)
         )
         return Response(check_data(check, membership), status=status.HTTP_201_CREATED)
 

@@ -10,15 +10,16 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from campaign.access import require_gm
-from campaign.errors import InvalidInput, NotFound, call_rules
+from campaign.errors import InvalidInput, NotFound
 from campaign.models import (
     Campaign,
 )
 from eventlog.event_types import CHECK_CALL_CLOSED, CHECK_CALLED
 from eventlog.stream import append_event, lock_stream
-from rolls.checks.assembly import SYSTEM_KEYS, RollContext, assemble
+from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
     COMMON_KEYS,
+    assemble_from_sheet,
     find_character,
     refuse_unknown_fields,
 )
@@ -45,14 +46,8 @@ def call_for_check(
     allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
     refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
     for character in characters:  # the call must be rollable by everyone it names
-        call_rules(
-            assemble,
-            campaign.system,
-            character.traits,
-            spec,
-            campaign.options,
-            RollContext(life_or_death_allowed=True),
-            prefix="request.",
+        assemble_from_sheet(
+            campaign, character, spec, RollContext(life_or_death_allowed=True), prefix="request."
         )
     call_id = uuid.uuid4()
     append_event(

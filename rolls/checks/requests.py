@@ -6,13 +6,16 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from campaign.errors import Conflict, InvalidInput, NotFound
+from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
 from campaign.models import (
     Campaign,
     Character,
     Session,
 )
+from rolls.checks.assembly import Assembled, RollContext, assemble
 from rolls.models import Check, CheckCall, RuleUse
+from rolls.systems.errors import RuleError
+from rolls.systems.traits import sheet_for_roll
 
 COMMON_KEYS = {"character", "traits", "pool", "modifiers", "visibility", "label", "task", "faces"}
 # Keys of the request that describe one roll (also allowed inside `against` and `actions`).
@@ -90,3 +93,49 @@ def answering_call(campaign: Campaign, data: dict[str, Any]) -> CheckCall | None
     if character_id in call.answered:
         raise Conflict("call", "this character has already answered the call")
     return call
+
+
+def assemble_from_sheet(
+    campaign: Campaign,
+    who: Character | None,
+    spec: Mapping[str, Any],
+    state: RollContext,
+    prefix: str = "",
+) -> Assembled:
+    """Assemble a roll from a character's sheet by its system's template: any spelling of a
+    trait names it; a trait the sheet lacks but the system has counts as 0 dots and is marked
+    ``missing`` in the breakdown (a GM's call must not fail on one sheet's gap); a trait the
+    system does not have is refused."""
+    sheet = who.traits if who else None
+    names = spec.get("traits")
+    missing: list[str] = []
+    if who is not None and isinstance(names, list) and names:
+        try:
+            keys, sheet, missing = sheet_for_roll(campaign.system, who.traits, names)
+        except RuleError:  # perhaps a custom trait another sheet of the campaign has
+            keys, sheet, missing = call_rules(
+                sheet_for_roll,
+                campaign.system,
+                who.traits,
+                names,
+                custom_traits(campaign),
+                prefix=prefix,
+            )
+        spec = {**spec, "traits": keys}
+    assembled = call_rules(
+        assemble, campaign.system, sheet, spec, campaign.options, state, prefix=prefix
+    )
+    for line in assembled.breakdown[: len(missing) + len(names or [])]:
+        if line["label"] in missing and line["value"] == 0:
+            line["missing"] = True
+    return assembled
+
+
+def custom_traits(campaign: Campaign) -> dict[str, str]:
+    """Trait names on the campaign's sheets that its template does not list: name → group."""
+    names: dict[str, str] = {}
+    for traits in Character.objects.filter(campaign=campaign).values_list("traits", flat=True):
+        for group, values in (traits or {}).items():
+            for name in values if isinstance(values, dict) else ():
+                names.setdefault(name, group)
+    return names

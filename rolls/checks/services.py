@@ -27,12 +27,13 @@ from campaign.models import (
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, TASK_RESET
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
-from rolls.checks.assembly import SYSTEM_KEYS, RollContext, assemble
+from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
     COMMON_KEYS,
     GM_FLAGS,
     KIND_KEYS,
     answering_call,
+    assemble_from_sheet,
     find_character,
     helper_checks,
     refuse_unknown_fields,
@@ -48,6 +49,9 @@ from rolls.checks.rolling import (
 from rolls.models import Check, TaskAttempts
 from rolls.rules import failed_attempt, option
 from rolls.systems import cofd
+
+# Parts of a request that belong to one roll only: its dice, the call it answered, its helpers.
+NOT_REPEATED = ("faces", "call", "helpers")
 
 
 @transaction.atomic
@@ -102,9 +106,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     )
 
     def build(spec: Mapping[str, Any], who: Character | None, rule_state: RollContext, prefix=""):
-        return call_rules(
-            assemble, system, who.traits if who else None, spec, options, rule_state, prefix=prefix
-        )
+        return assemble_from_sheet(campaign, who, spec, rule_state, prefix=prefix)
 
     rolls: list[dict[str, Any]] = []
     comparison: dict[str, Any] | None = None
@@ -144,6 +146,8 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         "free_botch_scope": free_botch_scope,
         # Decided here, under the lock, so the projector only applies it.
         "failed_attempt": failed_attempt(system, task, first["character_id"], first["result"]),
+        # What was asked (a call's request merged in), so the roller can roll it again.
+        "request": {k: v for k, v in data.items() if k not in NOT_REPEATED},
     }
     scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
     append_event(
@@ -234,14 +238,7 @@ def preview_odds(
         )
     spec = {k: v for k, v in data.items() if k not in ("against", "actions", "helpers", "mode")}
     refuse_unknown_fields(spec, COMMON_KEYS | set(SYSTEM_KEYS[campaign.system]), campaign.system)
-    assembled = call_rules(
-        assemble,
-        campaign.system,
-        character.traits if character else None,
-        spec,
-        campaign.options,
-        state,
-    )
+    assembled = assemble_from_sheet(campaign, character, spec, state)
     chances = call_rules(systems.odds, campaign.system, assembled.check)
     return {
         "system": campaign.system,
