@@ -30,9 +30,11 @@ from campaign.api.serializers import CharacterSerializer, MemberSerializer
 from campaign.api.views import campaign_data
 from campaign.errors import DomainError
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Session
+from campaign.sheets import sheet_template
 from eventlog.event_types import (
     CHAPTER_ENDED,
     CHAPTER_STARTED,
+    CHARACTER_CHANGED,
     CHECK_CALLED,
     MEMBER_JOINED,
     SCENE_ENDED,
@@ -61,6 +63,8 @@ MARKER_TYPES = [
     CHECK_CALLED,
     MEMBER_JOINED,
 ]
+# The GM's feed also shows sheet edits (a player raising a trait mid-session is the GM's business).
+GM_MARKER_TYPES = [*MARKER_TYPES, CHARACTER_CHANGED]
 
 
 # --- account pages -------------------------------------------------------------------------
@@ -198,7 +202,11 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
         "checks": [check_data(check, membership) for check in recent],
         "more_checks": more_checks,
         "markers": events_for(
-            membership=membership, after=since, until=head, types=MARKER_TYPES, limit=500
+            membership=membership,
+            after=since,
+            until=head,
+            types=GM_MARKER_TYPES if membership.role == Role.GM else MARKER_TYPES,
+            limit=500,
         ),
         "api": f"/api/campaigns/{campaign.pk}/",
         "ws": f"/ws/campaigns/{campaign.pk}/",
@@ -215,6 +223,7 @@ def _page(
         "is_gm": membership.role == Role.GM,
         "table": _table(request, campaign, membership),
         "strings": ui_strings(),
+        "sheet_template": sheet_template(campaign.system),
         **extra,
     }
     return render(request, template, context)

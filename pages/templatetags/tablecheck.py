@@ -13,6 +13,8 @@ from django import template
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+# Group, resource and rank names: one source with the sheet templates the API delivers.
+from campaign.sheets import GROUPS, RANKS, RESOURCES
 from rolls.systems.options import option_table
 from rolls.systems.traits import NICE_DAMNIT_RANKS, TRAIT_GROUPS
 from rolls.words import OUTCOMES, SYSTEM_NAMES
@@ -54,49 +56,6 @@ TONES: dict[str, dict[str, str]] = {
         "dramatic_failure": "awful",
     },
 }
-
-GROUPS: dict[str, dict[str, Any]] = {
-    "d6pool": {
-        "attributes": pgettext_lazy("d6pool", "Parameters"),
-        "abilities": pgettext_lazy("d6pool", "Abilities"),
-    },
-    "storyteller": {
-        "attributes": pgettext_lazy("storyteller", "Attributes"),
-        "abilities": pgettext_lazy("storyteller", "Abilities"),
-    },
-    "cofd": {
-        "attributes": pgettext_lazy("cofd", "Attributes"),
-        "skills": pgettext_lazy("cofd", "Skills"),
-        "specialties": pgettext_lazy("cofd", "Specialties"),
-    },
-    "age": {
-        "abilities": pgettext_lazy("age", "Abilities"),
-        "focuses": pgettext_lazy("age", "Focuses"),
-    },
-    "nice_damnit": {
-        "areas": pgettext_lazy("nice_damnit", "Areas"),
-        "skills": pgettext_lazy("nice_damnit", "Skills"),
-    },
-}
-
-RESOURCES = {
-    "beats": _("Beats"),
-    "willpower": _("Willpower"),
-    "fortune": _("Fortune"),
-}
-
-RANKS = {
-    "perk": _("perk"),
-    "novice_1": _("novice I"),
-    "novice_2": _("novice II"),
-    "pro_1": _("pro I"),
-    "pro_2": _("pro II"),
-    "pro_3": _("pro III"),
-    "master_1": _("master I"),
-    "master_2": _("master II"),
-    "master_3": _("master III"),
-}
-assert set(RANKS) == set(NICE_DAMNIT_RANKS)
 
 DEGREES = {
     "marginal": _("marginal"),
