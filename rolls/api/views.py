@@ -38,7 +38,7 @@ from rolls.trust.export import checks_csv, export_campaign
 
 def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(request.data, dict):
-        raise InvalidInput("non_field_errors", "expected a JSON object")
+        raise InvalidInput("non_field_errors", gettext("expected a JSON object"))
     return request.data
 
 
@@ -75,9 +75,9 @@ def _int_param(request: Request, name: str, default: int | None = None) -> int |
     try:
         value = int(raw)
     except ValueError:
-        raise InvalidInput(name, "must be an integer") from None
+        raise InvalidInput(name, gettext("must be an integer")) from None
     if value < 0:
-        raise InvalidInput(name, "must not be negative")
+        raise InvalidInput(name, gettext("must not be negative"))
     return value
 
 
@@ -173,7 +173,7 @@ class CheckDetailView(APIView):
         campaign, membership = campaign_for(request, campaign_id)
         check = Check.objects.filter(campaign=campaign, seq=seq).first()
         if check is None:
-            raise NotFound("check", "no such check in this campaign")
+            raise NotFound("check", gettext("no such check in this campaign"))
         return Response(check_data(check, membership))
 
 
@@ -316,7 +316,7 @@ def _uuid(name: str, value: str) -> str:
     try:
         return str(uuid.UUID(value))
     except ValueError:
-        raise InvalidInput(name, "is not an id") from None
+        raise InvalidInput(name, gettext("is not an id")) from None
 
 
 class RuleStateView(APIView):

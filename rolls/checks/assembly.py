@@ -14,6 +14,7 @@ from typing import Any
 from rolls.rules import option
 from rolls.systems import cofd, d6pool, storyteller
 from rolls.systems.errors import RuleError
+from rolls.systems.errors import gettext_noop as _
 from rolls.systems.traits import NICE_DAMNIT_RANKS
 
 MAX_DICE = 100
@@ -60,14 +61,18 @@ def _int(request: Mapping[str, Any], key: str, default: int, low: int, high: int
     if value is None:
         return default
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise RuleError(f"expected an integer from {low} to {high}", field=key)
+        raise RuleError(
+            _("expected an integer from {low} to {high}"),
+            field=key,
+            params={"low": low, "high": high},
+        )
     return value
 
 
 def _bool(request: Mapping[str, Any], key: str, default: bool = False) -> bool:
     value = request.get(key, default)
     if not isinstance(value, bool):
-        raise RuleError("expected true or false", field=key)
+        raise RuleError(_("expected true or false"), field=key)
     return value
 
 
@@ -75,21 +80,25 @@ def modifiers_of(request: Mapping[str, Any]) -> list[dict[str, Any]]:
     """``modifiers``: ints, or ``{"group", "value", "label"}`` objects (CofD caps per group)."""
     raw = request.get("modifiers") or []
     if not isinstance(raw, list) or len(raw) > 20:
-        raise RuleError("expected a list of at most 20 modifiers", field="modifiers")
+        raise RuleError(
+            _("expected a list of at most {n} modifiers"), field="modifiers", params={"n": 20}
+        )
     clean = []
     for index, item in enumerate(raw):
         where = f"modifiers.{index}"
         if isinstance(item, int) and not isinstance(item, bool):
             item = {"value": item}
         if not isinstance(item, Mapping):
-            raise RuleError("a modifier is an integer or {group, value, label}", field=where)
+            raise RuleError(_("a modifier is an integer or {group, value, label}"), field=where)
         value = item.get("value")
         if not isinstance(value, int) or isinstance(value, bool) or abs(value) > MAX_MODIFIER:
-            raise RuleError(f"value must be an integer within ±{MAX_MODIFIER}", field=where)
+            raise RuleError(
+                _("value must be an integer within ±{n}"), field=where, params={"n": MAX_MODIFIER}
+            )
         group = item.get("group") or "circumstance"
         label = item.get("label") or group
         if not isinstance(group, str) or not isinstance(label, str) or len(label) > 60:
-            raise RuleError("group and label are short text", field=where)
+            raise RuleError(_("group and label are short text"), field=where)
         clean.append({"group": group, "value": value, "label": label})
     return clean
 
@@ -97,9 +106,11 @@ def modifiers_of(request: Mapping[str, Any]) -> list[dict[str, Any]]:
 def _trait_names(request: Mapping[str, Any]) -> list[str]:
     names = request.get("traits") or []
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or len(names) > 4:
-        raise RuleError("expected a list of at most 4 trait names", field="traits")
+        raise RuleError(
+            _("expected a list of at most {n} trait names"), field="traits", params={"n": 4}
+        )
     if len(set(names)) != len(names):
-        raise RuleError("name each trait once", field="traits")
+        raise RuleError(_("name each trait once"), field="traits")
     return names
 
 
@@ -108,7 +119,9 @@ def _lookup(sheet: Mapping[str, Any], groups: Sequence[str], name: str) -> tuple
         values = sheet.get(group) or {}
         if name in values:
             return group, values[name]
-    raise RuleError(f"the character has no trait {name!r}", field="traits")
+    raise RuleError(
+        _("the character has no trait {name}"), field="traits", params={"name": repr(name)}
+    )
 
 
 def _base(request: Mapping[str, Any]) -> int | None:
@@ -116,7 +129,11 @@ def _base(request: Mapping[str, Any]) -> int | None:
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or not -MAX_DICE <= value <= MAX_DICE:
-        raise RuleError(f"expected an integer from {-MAX_DICE} to {MAX_DICE}", field="pool")
+        raise RuleError(
+            _("expected an integer from {low} to {high}"),
+            field="pool",
+            params={"low": -MAX_DICE, "high": MAX_DICE},
+        )
     return value
 
 
@@ -127,9 +144,9 @@ def _dice_from_traits(
     names = _trait_names(request)
     base = _base(request)
     if names and sheet is None:
-        raise RuleError("traits need a character", field="traits")
+        raise RuleError(_("traits need a character"), field="traits")
     if not names and base is None:
-        raise RuleError("name the traits to roll, or give a pool", field="traits")
+        raise RuleError(_("name the traits to roll, or give a pool"), field="traits")
     total, lines = 0, []
     for name in names:
         group, value = _lookup(sheet or {}, groups, name)
@@ -143,7 +160,11 @@ def _dice_from_traits(
 
 def _check_pool(pool: int) -> int:
     if pool > MAX_DICE:
-        raise RuleError(f"{pool} dice is above the cap of {MAX_DICE}", field="pool")
+        raise RuleError(
+            _("{pool} dice is above the cap of {cap}"),
+            field="pool",
+            params={"pool": pool, "cap": MAX_DICE},
+        )
     return pool
 
 
@@ -160,7 +181,9 @@ def assemble(
 ) -> Assembled:
     builder = _BUILDERS.get(system)
     if builder is None:
-        raise RuleError(f"unknown game system {system!r}", field="system")
+        raise RuleError(
+            _("unknown game system {system}"), field="system", params={"system": repr(system)}
+        )
     return builder(sheet, request, options, state)
 
 
@@ -172,7 +195,9 @@ def _d6pool(sheet, request, options, state) -> Assembled:
     rules: dict[str, Any] = {}
     if _bool(request, "life_or_death"):
         if not state.life_or_death_allowed:
-            raise RuleError("only the GM marks an action as life-or-death", field="life_or_death")
+            raise RuleError(
+                _("only the GM marks an action as life-or-death"), field="life_or_death"
+            )
         extra = d6pool.adrenaline_dice(True, True, option(options, "d6pool", "adrenaline_dice"))
         pool += extra
         lines.append({"label": "adrenaline", "value": extra, "kind": "adrenaline"})
@@ -218,7 +243,11 @@ def _cofd(sheet, request, options, state) -> Assembled:
             if specialty in ((sheet or {}).get("specialties") or {}).get(n, [])
         ]
         if not named:
-            raise RuleError(f"no rolled skill has the specialty {specialty!r}", field="specialty")
+            raise RuleError(
+                _("no rolled skill has the specialty {name}"),
+                field="specialty",
+                params={"name": repr(specialty)},
+            )
         dice += 1
         lines.append({"label": specialty, "value": 1, "kind": "specialty"})
     mods = modifiers_of(request)
@@ -238,7 +267,7 @@ def _cofd(sheet, request, options, state) -> Assembled:
     pool = cofd.capped_pool(dice, mods, cap=option(options, "cofd", "modifier_cap"))
     again = request.get("again", 10)
     if again not in (10, 9, 8, None):
-        raise RuleError("expected 10, 9, 8 or null (no explosions)", field="again")
+        raise RuleError(_("expected 10, 9, 8 or null (no explosions)"), field="again")
     check = {
         "pool": _check_pool(pool),
         "again": again,
@@ -260,11 +289,11 @@ def _age(sheet, request, options, state) -> Assembled:
     lines: list[dict[str, Any]] = []
     ability = 0
     if len(names) > 1:
-        raise RuleError("an AGE test uses one ability", field="traits")
+        raise RuleError(_("an AGE test uses one ability"), field="traits")
     if names:
         if sheet is None:
-            raise RuleError("traits need a character", field="traits")
-        _, ability = _lookup(sheet, ("abilities",), names[0])
+            raise RuleError(_("traits need a character"), field="traits")
+        _group, ability = _lookup(sheet, ("abilities",), names[0])
         lines.append({"label": names[0], "value": ability, "kind": "abilities"})
     if base is not None:
         ability += base
@@ -273,11 +302,15 @@ def _age(sheet, request, options, state) -> Assembled:
     has_focus = False
     if focus_name:
         if not isinstance(focus_name, str):
-            raise RuleError("name the focus", field="focus")
+            raise RuleError(_("name the focus"), field="focus")
         focuses = (sheet or {}).get("focuses") or {}
         owned = [f for ability_name in names for f in focuses.get(ability_name, [])]
         if sheet is not None and focus_name not in owned:
-            raise RuleError(f"the character has no focus {focus_name!r} here", field="focus")
+            raise RuleError(
+                _("the character has no focus {name} here"),
+                field="focus",
+                params={"name": repr(focus_name)},
+            )
         has_focus = True
         lines.append({"label": focus_name, "value": 2, "kind": "focus"})
     mods = modifiers_of(request)
@@ -303,7 +336,7 @@ def _nice_damnit(sheet, request, options, state) -> Assembled:
     lines: list[dict[str, Any]] = []
     bonus = 0
     if names and sheet is None:
-        raise RuleError("traits need a character", field="traits")
+        raise RuleError(_("traits need a character"), field="traits")
     for name in names:
         group, value = _lookup(sheet or {}, ("areas", "skills"), name)
         value = NICE_DAMNIT_RANKS[value] if group == "skills" else value

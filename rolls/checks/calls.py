@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from campaign.access import require_gm
 from campaign.errors import InvalidInput, NotFound
@@ -38,10 +39,10 @@ def call_for_check(
     require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
     if not isinstance(character_ids, list) or not 1 <= len(character_ids) <= 20:
-        raise InvalidInput("characters", "name 1 to 20 characters")
+        raise InvalidInput("characters", _("name 1 to 20 characters"))
     characters = [find_character(campaign, value, "characters") for value in character_ids]
     if not isinstance(request, Mapping):
-        raise InvalidInput("request", "expected an object")
+        raise InvalidInput("request", _("expected an object"))
     spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
     allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
     refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
@@ -70,7 +71,7 @@ def close_call(*, campaign: Campaign, actor: AbstractBaseUser, call_id: Any) -> 
     campaign = lock_stream(campaign.pk)
     call = CheckCall.objects.filter(campaign=campaign, pk=str(call_id), closed=False).first()
     if call is None:
-        raise NotFound("call", "no open call for a check with this id")
+        raise NotFound("call", _("no open call for a check with this id"))
     append_event(
         campaign=campaign,
         type=CHECK_CALL_CLOSED,

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext, gettext_lazy
 
 from campaign.access import require_controls_character, require_player_or_gm
 from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
@@ -28,6 +29,17 @@ from rolls.models import Check, RuleUse
 from rolls.rules import option
 from rolls.systems import age, cofd, nice_damnit
 
+PERIOD_OVER = {
+    "chapter": gettext_lazy("this roll's chapter is over (or none was open when it was made)"),
+    "scene": gettext_lazy("this roll's scene is over (or none was open when it was made)"),
+}
+ALREADY_TAKEN = {
+    "chapter": gettext_lazy(
+        "{name} has already taken an intentional dramatic failure this chapter"
+    ),
+    "scene": gettext_lazy("{name} has already taken an intentional dramatic failure this scene"),
+}
+
 
 def _followup_target(
     campaign: Campaign, actor: AbstractBaseUser, seq: int, system: str
@@ -36,12 +48,12 @@ def _followup_target(
     campaign = lock_stream(campaign.pk)
     check = Check.objects.filter(campaign=campaign, seq=seq).first()
     if check is None:
-        raise NotFound("check", "no such check in this campaign")
+        raise NotFound("check", gettext("no such check in this campaign"))
     if campaign.system != system or check.kind != "single":
-        raise InvalidInput("check", "this follow-up does not apply to this roll")
+        raise InvalidInput("check", gettext("this follow-up does not apply to this roll"))
     character = Character.objects.filter(pk=check.character_id).first()
     if character is None:
-        raise InvalidInput("check", "this roll was not made for a character")
+        raise InvalidInput("check", gettext("this roll was not made for a character"))
     require_controls_character(membership, character)
     return campaign, membership, check, character
 
@@ -69,7 +81,7 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
     campaign, _, check, character = _followup_target(campaign, actor, seq, "cofd")
     mode = option(campaign.options, "cofd", "intentional_dramatic_failure")
     if mode == "off":
-        raise Conflict("check", "intentional dramatic failures are off in this campaign")
+        raise Conflict("check", gettext("intentional dramatic failures are off in this campaign"))
     result = check.data["rolls"][0]["result"]
     new_result = call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
     period_id = None
@@ -78,7 +90,7 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
         period_id = check.chapter_id if mode == "per_chapter" else check.scene_id
         current = period_model.open_in(campaign)
         if period_id is None or current is None or current.pk != period_id:
-            raise Conflict(name, f"this roll's {name} is over (or none was open when it was made)")
+            raise Conflict(name, str(PERIOD_OVER[name]))
         used = RuleUse.objects.filter(
             campaign=campaign,
             rule="intentional_dramatic_failure",
@@ -86,10 +98,7 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
             character_id=character.pk,
         )
         if used.exists():
-            raise Conflict(
-                "check",
-                f"{character.name} has already taken an intentional dramatic failure this {name}",
-            )
+            raise Conflict("check", str(ALREADY_TAKEN[name]).format(name=character.name))
     return _append_followup(
         campaign,
         actor,
@@ -111,16 +120,19 @@ def spend_fortune(
     """AGE: after the roll, pay Fortune to set one die (the Drama Die costs double)."""
     campaign, _, check, character = _followup_target(campaign, actor, seq, "age")
     if not option(campaign.options, "age", "fortune_dice"):
-        raise Conflict("check", "Fortune dice are off in this campaign")
+        raise Conflict("check", gettext("Fortune dice are off in this campaign"))
     if check.data.get("fortune_spent"):
-        raise Conflict("check", "Fortune has already changed a die of this roll")
+        raise Conflict("check", gettext("Fortune has already changed a die of this roll"))
     roll = check.data["rolls"][0]
     change = {"die": die, "value": value}
     cost = call_rules(age.fortune_cost, change, prefix="")
     balance = int(character.resources.get("fortune", 0))
     if cost > balance:
         raise Conflict(
-            "fortune", f"this change costs {cost} Fortune; {character.name} has {balance}"
+            "fortune",
+            gettext("this change costs {cost} Fortune; {name} has {balance}").format(
+                cost=cost, name=character.name, balance=balance
+            ),
         )
     new_check = {**roll["check"], "fortune_change": change}
     result = call_rules(systems.resolve, "age", new_check, roll["faces"])
@@ -138,15 +150,17 @@ def take_extra_nice(*, campaign: Campaign, actor: AbstractBaseUser, seq: int, co
     """Nice!/Damnit!: take up to 2 extra Nice!, each with a Damnit!, within the caps of 9."""
     campaign, _, check, _ = _followup_target(campaign, actor, seq, "nice_damnit")
     if not option(campaign.options, "nice_damnit", "extra_nice"):
-        raise Conflict("check", "extra Nice! chips are off in this campaign")
+        raise Conflict("check", gettext("extra Nice! chips are off in this campaign"))
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 2:
-        raise InvalidInput("count", "take 1 or 2 extra Nice!")
+        raise InvalidInput("count", gettext("take 1 or 2 extra Nice!"))
     roll = check.data["rolls"][0]
     if roll["result"]["extra_nice"]:
-        raise Conflict("check", "extra Nice! have already been taken on this roll")
+        raise Conflict("check", gettext("extra Nice! have already been taken on this roll"))
     allowed = nice_damnit.extra_nice_allowed(roll["result"]["total"])
     if allowed == 0:
-        raise Conflict("count", "no extra Nice! are possible on this roll (bad band or caps)")
+        raise Conflict(
+            "count", gettext("no extra Nice! are possible on this roll (bad band or caps)")
+        )
     new_check = {**roll["check"], "extra_nice": count}
     result = call_rules(systems.resolve, "nice_damnit", new_check, roll["faces"])
     return _append_followup(

@@ -6,6 +6,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
 from campaign.models import (
     Campaign,
@@ -30,8 +33,8 @@ KIND_KEYS = {
 MAX_ACTIONS = 6
 # Flags only a GM sets (directly, or in a call for a check that a player answers).
 GM_FLAGS = {
-    "not_escalating": "only the GM marks a check as not escalating",
-    "life_or_death": "only the GM marks an action as life-or-death",
+    "not_escalating": gettext_lazy("only the GM marks a check as not escalating"),
+    "life_or_death": gettext_lazy("only the GM marks an action as life-or-death"),
 }
 
 
@@ -41,13 +44,15 @@ def refuse_unknown_fields(
     """A request names only fields its check has; the first unknown one (sorted) is the 400."""
     unknown = sorted(set(data) - allowed)
     if unknown:
-        raise InvalidInput(f"{prefix}{unknown[0]}", f"not a field of a {system} check")
+        raise InvalidInput(
+            f"{prefix}{unknown[0]}", _("not a field of a {system} check").format(system=system)
+        )
 
 
 def text_field(data: Mapping[str, Any], key: str, max_length: int) -> str:
     value = data.get(key) or ""
     if not isinstance(value, str) or len(value) > max_length:
-        raise InvalidInput(key, f"must be text of at most {max_length} characters")
+        raise InvalidInput(key, _("must be text of at most {n} characters").format(n=max_length))
     return value.strip()
 
 
@@ -57,25 +62,27 @@ def find_character(campaign: Campaign, value: Any, field: str = "character") -> 
     try:
         character_id = uuid.UUID(str(value))
     except ValueError:
-        raise InvalidInput(field, "is not a character id") from None
+        raise InvalidInput(field, _("is not a character id")) from None
     character = Character.objects.filter(campaign=campaign, pk=character_id).first()
     if character is None:
-        raise NotFound(field, "no such character in this campaign")
+        raise NotFound(field, _("no such character in this campaign"))
     return character
 
 
 def helper_checks(campaign: Campaign, session: Session, data: Mapping[str, Any]) -> list[Check]:
     seqs = data.get("helpers") or []
     if not isinstance(seqs, list) or not all(isinstance(s, int) for s in seqs) or len(seqs) > 8:
-        raise InvalidInput("helpers", "expected a list of at most 8 check numbers (seq)")
+        raise InvalidInput("helpers", _("expected a list of at most 8 check numbers (seq)"))
     helpers = list(Check.objects.filter(campaign=campaign, seq__in=seqs).order_by("seq"))
     if len(helpers) != len(set(seqs)):
-        raise NotFound("helpers", "a helper roll is not a check of this campaign")
+        raise NotFound("helpers", _("a helper roll is not a check of this campaign"))
     for helper in helpers:
         if helper.session_id != session.pk or helper.kind != "single":
-            raise InvalidInput("helpers", f"check #{helper.seq} is not a roll of this session")
+            raise InvalidInput(
+                "helpers", _("check #{seq} is not a roll of this session").format(seq=helper.seq)
+            )
     if RuleUse.objects.filter(campaign=campaign, rule="helper", check_seq__in=seqs).exists():
-        raise Conflict("helpers", "a helper roll has already been added to another roll")
+        raise Conflict("helpers", _("a helper roll has already been added to another roll"))
     return helpers
 
 
@@ -88,10 +95,10 @@ def answering_call(campaign: Campaign, data: dict[str, Any]) -> CheckCall | None
     except ValueError:
         call = None
     if call is None or call.closed:
-        raise NotFound("call", "no open call for a check with this id")
+        raise NotFound("call", _("no open call for a check with this id"))
     character_id = str(data.get("character") or "")
     if character_id in call.answered:
-        raise Conflict("call", "this character has already answered the call")
+        raise Conflict("call", _("this character has already answered the call"))
     return call
 
 

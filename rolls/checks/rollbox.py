@@ -16,7 +16,7 @@ from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
 
 from campaign.access import require_player_or_gm
-from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, NotFound, call_rules
+from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
 from campaign.models import Campaign, Character
 from rolls.checks.requests import find_character
 from rolls.checks.services import NOT_REPEATED, check_roll, preview_odds
@@ -105,12 +105,12 @@ def preview_line(
     )
     try:
         preview = preview_odds(campaign=campaign, actor=actor, request=request)
-    except DomainError as error:
+    except InvalidInput as error:  # the check the line names breaks a rule: show where
         raise _at_the_word(error, parsed) from error
     return {"text": text, "request": request, "tokens": _tokens(campaign.system, parsed), **preview}
 
 
-def _at_the_word(error: DomainError, parsed: rollbox.Parsed) -> DomainError:
+def _at_the_word(error: InvalidInput, parsed: rollbox.Parsed) -> InvalidInput:
     """A refusal of the check the line names, pointed at the word it concerns when one does
     (a trait the system lacks, a specialty the sheet lacks); the field stays in ``field``."""
     kinds = {"traits": ("trait",), "specialty": ("specialty",), "focus": ("focus",)}
@@ -121,8 +121,7 @@ def _at_the_word(error: DomainError, parsed: rollbox.Parsed) -> DomainError:
     at = None
     if token is not None:
         at = {"start": token.start, "end": token.end, "word": parsed.text[token.start : token.end]}
-    refusal = type(error)("text", error.message, details={"at": at, "field": error.field})
-    return refusal
+    return InvalidInput("text", error.message, details={"at": at, "field": error.field})
 
 
 def roll_again(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from campaign.errors import InvalidInput, call_rules
 from campaign.models import (
     Campaign,
@@ -33,14 +35,16 @@ class Roller:
         self.index = 0
         if manual:
             if faces is None:
-                raise InvalidInput("faces", "this campaign uses physical dice: enter the faces")
+                raise InvalidInput("faces", _("this campaign uses physical dice: enter the faces"))
             self.faces = faces
         else:
             if faces is not None:
                 raise InvalidInput(
                     "faces",
-                    "this campaign rolls on the server; faces are accepted only "
-                    "when the rule option manual_dice is on",
+                    _(
+                        "this campaign rolls on the server; faces are accepted only "
+                        "when the rule option manual_dice is on"
+                    ),
                 )
             secret = SessionSecret.objects.get(session_id=session.pk)
             self.dice = HmacDice(bytes(secret.seed), str(campaign.pk), seq)
@@ -52,13 +56,15 @@ class Roller:
         faces = self.faces
         if count > 1:
             if not isinstance(faces, list) or len(faces) != count:
-                raise InvalidInput("faces", f"expected {count} lists of faces, one per roll")
+                raise InvalidInput(
+                    "faces", _("expected {count} lists of faces, one per roll").format(count=count)
+                )
             faces = faces[self.index]
         self.index += 1
         if not isinstance(faces, list) or not all(
             isinstance(f, int) and not isinstance(f, bool) for f in faces
         ):
-            raise InvalidInput("faces", "expected a list of integers")
+            raise InvalidInput("faces", _("expected a list of integers"))
         result = call_rules(systems.resolve, system, check, faces, prefix="")
         return list(faces), result
 
@@ -118,16 +124,17 @@ def roll_entry(
 
 def multiple_actions(data, character, build, roller, state, system) -> list[dict[str, Any]]:
     if system != "storyteller":
-        raise InvalidInput("actions", "multiple actions are a Storyteller rule")
+        raise InvalidInput("actions", _("multiple actions are a Storyteller rule"))
     actions = data["actions"]
     if not isinstance(actions, list) or not 2 <= len(actions) <= MAX_ACTIONS:
-        raise InvalidInput("actions", f"declare 2 to {MAX_ACTIONS} actions")
+        raise InvalidInput("actions", _("declare 2 to {n} actions").format(n=MAX_ACTIONS))
     shared = {k: v for k, v in data.items() if k in ("difficulty", "stressful")}
     specs, bases = [], []
     for index, action in enumerate(actions):
         if not isinstance(action, Mapping) or set(action) - (ROLL_KEYS | {"difficulty"}):
             raise InvalidInput(
-                f"actions.{index}", "an action has traits, pool, modifiers, difficulty and label"
+                f"actions.{index}",
+                _("an action has traits, pool, modifiers, difficulty and label"),
             )
         spec = {**shared, **action}
         specs.append(spec)
@@ -148,7 +155,7 @@ def opposed_rolls(campaign, data, character, build, roller, state):
     system = campaign.system
     against = data["against"]
     if not isinstance(against, Mapping) or set(against) - (ROLL_KEYS | set(SYSTEM_KEYS[system])):
-        raise InvalidInput("against", "the other side has character, traits, pool, modifiers")
+        raise InvalidInput("against", _("the other side has character, traits, pool, modifiers"))
     other = find_character(campaign, against.get("character"), "against.character")
     first_spec = {k: v for k, v in data.items() if k not in ("against", "mode")}
     first = build(first_spec, character, state)
@@ -158,7 +165,7 @@ def opposed_rolls(campaign, data, character, build, roller, state):
     if system == "d6pool":
         mode = data.get("mode") or "opposed"
         if mode not in ("opposed", "contest"):
-            raise InvalidInput("mode", "must be opposed or contest")
+            raise InvalidInput("mode", _("must be opposed or contest"))
         if mode == "opposed":
             reduced = d6pool.defender_pool(result_a, second.check["pool"])
             kind = "opposed"

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from campaign.access import require_controls_character, require_gm, require_player_or_gm
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
@@ -60,7 +61,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     membership = require_player_or_gm(campaign, actor)
     is_gm = membership.role == Role.GM
     if not isinstance(request, Mapping):
-        raise InvalidInput("non_field_errors", "expected a JSON object")
+        raise InvalidInput("non_field_errors", _("expected a JSON object"))
     campaign = lock_stream(campaign.pk)
     system, options = campaign.system, campaign.options
     data = dict(request)
@@ -73,20 +74,22 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
 
     session = Session.open_in(campaign)
     if session is None:
-        raise Conflict("session", "no session is open: the GM starts one before anyone rolls")
+        raise Conflict("session", _("no session is open: the GM starts one before anyone rolls"))
     for gm_flag, message in GM_FLAGS.items():
         if data.get(gm_flag) and not is_gm and not (call and call.request.get(gm_flag)):
-            raise NotAllowed(gm_flag, message)
+            raise NotAllowed(gm_flag, str(message))
     character = find_character(campaign, data.get("character"))
     if character is not None:
         require_controls_character(membership, character)
     elif not is_gm:
-        raise InvalidInput("character", "roll for one of your characters")
+        raise InvalidInput("character", _("roll for one of your characters"))
     if call is not None and (character is None or str(character.pk) not in call.character_ids):
-        raise NotAllowed("call", "this call for a check is not addressed to this character")
+        raise NotAllowed("call", _("this call for a check is not addressed to this character"))
     visibility = data.get("visibility") or Visibility.PUBLIC
     if visibility not in Visibility.values:
-        raise InvalidInput("visibility", f"must be one of {', '.join(Visibility.values)}")
+        raise InvalidInput(
+            "visibility", _("must be one of {values}").format(values=", ".join(Visibility.values))
+        )
     label = text_field(data, "label", 200)
     task = text_field(data, "task", 120)
     seq = campaign.head_seq + 1
@@ -115,7 +118,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         rolls = multiple_actions(data, character, build, roller, state, system)
     elif "against" in data:
         if not is_gm:
-            raise NotAllowed("against", "the GM calls for opposed and resisted rolls")
+            raise NotAllowed("against", _("the GM calls for opposed and resisted rolls"))
         kind, rolls, comparison = opposed_rolls(campaign, data, character, build, roller, state)
     else:
         kind = "single"
@@ -171,9 +174,9 @@ def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Ch
     campaign = lock_stream(campaign.pk)
     check = Check.objects.filter(campaign=campaign, seq=seq).first()
     if check is None:
-        raise NotFound("check", "no such check in this campaign")
+        raise NotFound("check", _("no such check in this campaign"))
     if check.visibility == Visibility.PUBLIC or check.revealed:
-        raise Conflict("check", "this roll is already visible to everyone")
+        raise Conflict("check", _("this roll is already visible to everyone"))
     append_event(
         campaign=campaign,
         type=CHECK_REVEALED,
@@ -194,13 +197,13 @@ def reset_task(
     campaign = lock_stream(campaign.pk)
     character = find_character(campaign, character_id)
     if character is None:
-        raise InvalidInput("character", "name the character")
+        raise InvalidInput("character", _("name the character"))
     if not isinstance(task, str) or not task.strip():
-        raise InvalidInput("task", "name the task")
+        raise InvalidInput("task", _("name the task"))
     if not TaskAttempts.objects.filter(
         campaign=campaign, character_id=character.pk, task=task.strip()
     ).exists():
-        raise NotFound("task", "this character has no failed attempts at this task")
+        raise NotFound("task", _("this character has no failed attempts at this task"))
     append_event(
         campaign=campaign,
         type=TASK_RESET,
@@ -216,13 +219,13 @@ def preview_odds(
     """The exact odds of a check as it would be rolled now (attempt number included); no roll."""
     membership = require_player_or_gm(campaign, actor)
     if not isinstance(request, Mapping):
-        raise InvalidInput("non_field_errors", "expected a JSON object")
+        raise InvalidInput("non_field_errors", _("expected a JSON object"))
     data = {k: v for k, v in request.items() if k not in ("faces", "visibility", "label", "call")}
     character = find_character(campaign, data.get("character"))
     if character is not None:
         require_controls_character(membership, character)
     elif membership.role != Role.GM:
-        raise InvalidInput("character", "choose one of your characters")
+        raise InvalidInput("character", _("choose one of your characters"))
     session = Session.open_in(campaign)
     task = text_field(data, "task", 120)
     state = RollContext(life_or_death_allowed=membership.role == Role.GM)

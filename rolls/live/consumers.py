@@ -30,6 +30,11 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
+from django.conf import settings
+from django.utils import translation
+from django.utils.translation import get_supported_language_variant
+from django.utils.translation import gettext as _
+from django.utils.translation.trans_real import parse_accept_lang_header
 
 from campaign import idempotency
 from campaign.access import membership_of
@@ -67,14 +72,14 @@ INBOX = 1000  # live messages waiting for a socket; beyond, they are dropped and
 def _whole(frame: dict[str, Any], key: str, minimum: int = 0) -> int:
     value = frame.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise InvalidInput(key, f"must be a whole number of at least {minimum}")
+        raise InvalidInput(key, _("must be a whole number of at least {n}").format(n=minimum))
     return value
 
 
 def _object(frame: dict[str, Any], key: str) -> dict[str, Any]:
     value = frame.get(key)
     if not isinstance(value, dict):
-        raise InvalidInput(key, "must be a JSON object")
+        raise InvalidInput(key, _("must be a JSON object"))
     return value
 
 
@@ -141,7 +146,9 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         if handler is None:
             logger.error("live feed: no handler for %r", message.get("type"))
             return
-        await handler(message)
+        # Error frames speak the language of the page that opened the socket.
+        with translation.override(language_of(self.scope)):
+            await handler(message)
 
     async def websocket_connect(self, message: dict[str, Any]) -> None:
         # Accept first, so that a refusal can carry its close code to the client.
@@ -165,7 +172,9 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         async with self._lock:
             head = await self._head()
             if problem is None and after is not None and after > head:
-                problem = InvalidInput("after", f"is ahead of this campaign's log (head {head})")
+                problem = InvalidInput(
+                    "after", _("is ahead of this campaign's log (head {head})").format(head=head)
+                )
             self.last_sent = head if problem or after is None else after
             if problem:
                 await self._error(None, problem)
@@ -350,23 +359,30 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         ref = None
         try:
             if text_data is None:
-                raise InvalidInput("frame", "send JSON text frames, not binary ones")
+                raise InvalidInput("frame", _("send JSON text frames, not binary ones"))
             if len(text_data) > MAX_FRAME:
-                raise InvalidInput("frame", f"frames are limited to {MAX_FRAME} characters")
+                raise InvalidInput(
+                    "frame", _("frames are limited to {n} characters").format(n=MAX_FRAME)
+                )
             try:
                 frame = json.loads(text_data)
             except ValueError:
-                raise InvalidInput("frame", "not valid JSON") from None
+                raise InvalidInput("frame", _("not valid JSON")) from None
             if not isinstance(frame, dict):
-                raise InvalidInput("frame", "expected a JSON object")
+                raise InvalidInput("frame", _("expected a JSON object"))
             ref = frame.get("ref")
             if not (ref is None or isinstance(ref, int | str)) or len(str(ref)) > MAX_REF:
                 ref = None
-                raise InvalidInput("ref", f"must be a string or number of at most {MAX_REF}")
+                raise InvalidInput(
+                    "ref", _("must be a string or number of at most {n}").format(n=MAX_REF)
+                )
             kind = frame.get("type")
             command = self.COMMANDS.get(kind) if isinstance(kind, str) else None
             if command is None:
-                raise InvalidInput("type", f"unknown frame type; one of {', '.join(self.COMMANDS)}")
+                raise InvalidInput(
+                    "type",
+                    _("unknown frame type; one of {types}").format(types=", ".join(self.COMMANDS)),
+                )
             data = await command(self, frame)
         except DomainError as error:
             await self._error(ref, error)
@@ -389,7 +405,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                     "type": "error",
                     "ref": ref,
                     "field": None,
-                    "message": "the server failed to handle this frame",
+                    "message": _("the server failed to handle this frame"),
                     "code": "server_error",
                 }
             )
@@ -406,16 +422,18 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         async with self._lock:
             head = await self._head()
             if after > head:
-                raise InvalidInput("after", f"is ahead of this campaign's log (head {head})")
+                raise InvalidInput(
+                    "after", _("is ahead of this campaign's log (head {head})").format(head=head)
+                )
             await self._send_from_db(until=max(head, self.last_sent), start=after)
             await self._send_json({"type": "caught_up", "head": self.last_sent})
 
     async def _fetch(self, frame: dict[str, Any]) -> dict[str, int]:
         first, last = _whole(frame, "from", minimum=1), _whole(frame, "to", minimum=1)
         if last < first:
-            raise InvalidInput("to", "must not be before from")
+            raise InvalidInput("to", _("must not be before from"))
         if last - first >= MAX_FETCH:
-            raise InvalidInput("to", f"fetch at most {MAX_FETCH} events at a time")
+            raise InvalidInput("to", _("fetch at most {n} events at a time").format(n=MAX_FETCH))
         async with self._lock:
             last = min(last, await self._head())
             await self._send_from_db(until=last, start=first - 1)
@@ -467,7 +485,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
     async def _close_call(self, frame: dict[str, Any]) -> dict[str, Any]:
         call_id = frame.get("call")
         if not isinstance(call_id, str):
-            raise InvalidInput("call", "name the call by its id")
+            raise InvalidInput("call", _("name the call by its id"))
         return await self._write(
             frame, calls.close_call, lambda _: {"call": call_id}, call_id=call_id
         )
@@ -543,19 +561,21 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         if not values:
             return None, None
         if not values[-1].isdigit():
-            return None, InvalidInput("after", "must be the last seq you have seen (0 or more)")
+            return None, InvalidInput("after", _("must be the last seq you have seen (0 or more)"))
         return int(values[-1]), None
 
     async def _error(self, ref: Any, error: DomainError) -> None:
-        await self._send_json(
-            {
-                "type": "error",
-                "ref": ref,
-                "field": error.field,
-                "message": error.message,
-                "code": error.code,
-            }
-        )
+        frame = {
+            "type": "error",
+            "ref": ref,
+            "field": error.field,
+            "message": error.message,
+            "code": error.code,
+            **error.details,
+        }
+        if len(error.errors) > 1:  # a sheet with several bad fields: all of them, as in REST
+            frame["errors"] = error.errors
+        await self._send_json(frame)
 
     async def _send_json(self, content: dict[str, Any]) -> None:
         await self._send_text(json.dumps(content, separators=(",", ":")))
@@ -578,6 +598,22 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
 def _check_seq(check: Any) -> dict[str, int]:
     return {"check": check.seq}
+
+
+def language_of(scope: dict[str, Any]) -> str:
+    """The socket's language, chosen as Django chooses a page's: the language cookie, then
+    Accept-Language, then the site's default."""
+    cookie = (scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
+    candidates = [cookie] if cookie else []
+    headers = dict(scope.get("headers") or [])
+    accept = headers.get(b"accept-language", b"").decode("latin1")
+    candidates += [code for code, _q in parse_accept_lang_header(accept) if code != "*"]
+    for code in candidates:
+        try:
+            return get_supported_language_variant(code)
+        except LookupError:
+            continue
+    return settings.LANGUAGE_CODE
 
 
 def _head_seq(campaign_id: int) -> int:

@@ -108,4 +108,4 @@ def test_sheet_and_follow_up_refusals_in_russian(table, users):
     )
     assert_russian(client.post(f"{base}sessions/", {}, format="json"), 403)
     assert_russian(client.post(f"{base}checks/99/dramatic-failure/", {}, format="json"), 404)
-    assert_russian(client.post(f"{base}join/", {"invite_code": "nope"}, format="json"), 404)
+    assert_russian(client.post("/api/join/", {"invite_code": "nope"}, format="json"), 404)

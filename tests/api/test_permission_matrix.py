@@ -126,6 +126,16 @@ def _start_scene(w: World) -> None:
     w.campaign.refresh_from_db()
 
 
+def _favourite(w: World) -> None:
+    w.extra["favourite"] = services.add_favourite(
+        campaign=w.campaign,
+        actor=w.users["alice"],
+        character=w.characters["alice"],
+        name="Look",
+        text="Wits + Occult",
+    )["id"]
+
+
 def _other_member(w: World, who: str) -> int:
     """Someone to remove who is not the visitor: alice, or boris when alice is asking."""
     return w.users["boris" if who == "alice" else "alice"].pk
@@ -286,6 +296,8 @@ CASES: list[Case] = [
          appends=lambda who: False),
     Case("rules", "GET", "api-rules", lambda w, who: "/api/rules/", signed_in(200),
          campaign_scoped=False),
+    Case("sheet_templates", "GET", "api-sheet-templates", lambda w, who: "/api/sheet-templates/",
+         signed_in(200), campaign_scoped=False),
     Case("campaigns.list", "GET", "api-campaigns", lambda w, who: "/api/campaigns/",
          signed_in(200), campaign_scoped=False, verify=_lists_campaign_only_for_members),
     Case("campaigns.create", "POST", "api-campaigns", lambda w, who: "/api/campaigns/",
@@ -327,6 +339,16 @@ CASES: list[Case] = [
     Case("character.rename", "PATCH", "api-character",
          lambda w, who: w.url(f"characters/{alice_char(w)}/"), owner_or_gm(200),
          body=lambda w, who: {"name": "Marianne"}, verify=_character_renamed),
+    Case("sheet_template", "GET", "api-sheet-template", lambda w, who: w.url("sheet-template/"),
+         members(200)),
+    Case("favourites.list", "GET", "api-favourites",
+         lambda w, who: w.url(f"characters/{alice_char(w)}/favourites/"), members(200)),
+    Case("favourites.add", "POST", "api-favourites",
+         lambda w, who: w.url(f"characters/{alice_char(w)}/favourites/"), owner_or_gm(201),
+         body=lambda w, who: {"name": "Look", "text": "Wits + Occult"}),
+    Case("favourite.remove", "DELETE", "api-favourite",
+         lambda w, who: w.url(f"characters/{alice_char(w)}/favourites/{w.extra['favourite']}/"),
+         owner_or_gm(204), prepare=_favourite),
     # Sessions, chapters, scenes: the GM runs the table.
     Case("sessions.list", "GET", "api-sessions", lambda w, who: w.url("sessions/"), members(200)),
     Case("sessions.start", "POST", "api-sessions", lambda w, who: w.url("sessions/"),
@@ -349,6 +371,12 @@ CASES: list[Case] = [
          owner_or_gm(201), body=roll_body, verify=_rolled_for_alice),
     Case("checks.odds", "POST", "api-odds", lambda w, who: w.url("checks/odds/"),
          owner_or_gm(200), body=roll_body, appends=lambda who: False, verify=_odds),
+    Case("checks.parse", "POST", "api-parse", lambda w, who: w.url("checks/parse/"),
+         owner_or_gm(200), appends=lambda who: False,
+         body=lambda w, who: {"text": "Wits + Occult 8again", "character": alice_char(w)}),
+    Case("check.again", "POST", "api-again",
+         lambda w, who: w.url(f"checks/{w.checks['alice_public']}/again/"),
+         {**members(403), "alice": 201}, body=lambda w, who: {}),
     Case("check.get", "GET", "api-check",
          lambda w, who: w.url(f"checks/{w.checks['alice_public']}/"), members(200)),
     Case("check.dramatic_failure", "POST", "api-dramatic-failure",

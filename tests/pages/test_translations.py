@@ -8,12 +8,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from django.conf import settings
 from django.utils import translation
 
 from pages.templatetags.tablecheck import ui_strings
 
 LOCALE = Path(settings.BASE_DIR) / "locale" / "ru" / "LC_MESSAGES"
+# The rules' own messages (sheets, the roll box, the engines) have a catalogue of their own.
+CATALOGUES = [
+    LOCALE,
+    Path(settings.BASE_DIR) / "rolls" / "systems" / "locale" / "ru" / "LC_MESSAGES",
+]
 SAME_IN_BOTH = {
     "Nice!/Damnit! (2d10)",
     "+1, +3, +6 …",
@@ -29,8 +35,8 @@ SAME_IN_BOTH = {
 }
 
 
-def entries() -> list[dict[str, Any]]:
-    text = (LOCALE / "django.po").read_text(encoding="utf-8")
+def entries(locale: Path = LOCALE) -> list[dict[str, Any]]:
+    text = (locale / "django.po").read_text(encoding="utf-8")
     found = []
     for block in text.split("\n\n")[1:]:
         lines = block.strip().splitlines()
@@ -59,9 +65,10 @@ def entries() -> list[dict[str, Any]]:
     return found
 
 
-def test_every_message_is_translated_and_none_is_fuzzy():
+@pytest.mark.parametrize("locale", CATALOGUES, ids=["pages", "rules"])
+def test_every_message_is_translated_and_none_is_fuzzy(locale):
     problems = []
-    for entry in entries():
+    for entry in entries(locale):
         if entry["fuzzy"]:
             problems.append(f"fuzzy: {entry['id']!r}")
         if entry["plural"] is None and not entry["str"]:
@@ -71,11 +78,12 @@ def test_every_message_is_translated_and_none_is_fuzzy():
     assert not problems, "\n".join(problems)
 
 
-def test_the_compiled_catalogue_matches_the_source():
-    with (LOCALE / "django.mo").open("rb") as handle:
+@pytest.mark.parametrize("locale", CATALOGUES, ids=["pages", "rules"])
+def test_the_compiled_catalogue_matches_the_source(locale):
+    with (locale / "django.mo").open("rb") as handle:
         catalogue = gettext.GNUTranslations(handle)
     stale = []
-    for entry in entries():
+    for entry in entries(locale):
         if entry["plural"] is not None:
             continue
         key = entry["id"] if entry["context"] is None else f"{entry['context']}\x04{entry['id']}"
