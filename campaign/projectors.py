@@ -11,6 +11,8 @@ from eventlog.event_types import (
     CHAPTER_STARTED,
     CHARACTER_CHANGED,
     CHARACTER_CREATED,
+    CHARACTER_FAVOURITE_ADDED,
+    CHARACTER_FAVOURITE_REMOVED,
     MEMBER_JOINED,
     MEMBER_LEFT,
     MEMBER_ROLE_CHANGED,
@@ -88,14 +90,14 @@ def _character_changed(event: Event) -> None:
     Character.objects.filter(pk=data["character_id"]).update(updated_seq=event.seq, **fields)
 
 
-@projects("character.favourite_added")
+@projects(CHARACTER_FAVOURITE_ADDED)
 def _favourite_added(event: Event) -> None:
     character = Character.objects.get(pk=event.payload["character_id"])
     character.favourites = [*character.favourites, event.payload["favourite"]]
     character.save(update_fields=["favourites"])
 
 
-@projects("character.favourite_removed")
+@projects(CHARACTER_FAVOURITE_REMOVED)
 def _favourite_removed(event: Event) -> None:
     character = Character.objects.get(pk=event.payload["character_id"])
     gone = event.payload["favourite_id"]

@@ -92,7 +92,9 @@ PAYLOADS: dict[str, Payload] = {
             "comparison",
             "free_botch_scope",
         ),
-        ("failed_attempt",),  # recorded since the rule tables moved to rolls.rules
+        # failed_attempt: recorded since the rule tables moved to rolls.rules; request: what was
+        # asked (a call's request merged in), so the roller can roll it again.
+        ("failed_attempt", "request"),
     ),
     CHECK_DRAMATIC_FAILURE_TAKEN: Payload(("check_seq", "period_id", "mode", "beats", "result")),
     CHECK_FORTUNE_SPENT: Payload((*_FOLLOWUP, "change", "cost")),

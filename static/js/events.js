@@ -8,6 +8,8 @@ export const EVENT = Object.freeze({
   MEMBER_LEFT: "member.left",
   CHARACTER_CREATED: "character.created",
   CHARACTER_CHANGED: "character.changed",
+  CHARACTER_FAVOURITE_ADDED: "character.favourite_added",
+  CHARACTER_FAVOURITE_REMOVED: "character.favourite_removed",
   CHAPTER_STARTED: "chapter.started",
   CHAPTER_ENDED: "chapter.ended",
   SESSION_STARTED: "session.started",

@@ -71,7 +71,7 @@ def table(make_campaign, users):
         campaign = make_campaign(system, options={"manual_dice": manual, **options})
         clients = {}
         for name, user in users.items():
-            client = APIClient()
+            client = APIClient(HTTP_ACCEPT_LANGUAGE="en")  # the messages asserted are English
             client.force_authenticate(user)
             clients[name] = client
         services.start_session(campaign=campaign, actor=users["gm"], title="Friday")
