@@ -188,3 +188,30 @@ def test_a_call_for_several_characters_counts_a_missing_skill_as_zero(table, use
     )
     assert again.status_code == 201, again.json()
     assert Check.objects.get(campaign=campaign, seq=again.json()["seq"]).data["call_id"] is None
+
+
+def test_a_rules_lawyer_gets_nothing_from_the_box(table, users):
+    """Odd input is a 400 naming the text; a repeat cannot smuggle in a new request."""
+    campaign, marianne, theo = table
+    me = str(marianne.pk)
+    assert parse(campaign, users["alice"], "x" * 5000, character=me).status_code == 400
+    assert parse(campaign, users["alice"], 42, character=me).json()["text"]
+    assert parse(campaign, users["alice"], "Wits", character=me, extra=1).status_code == 400
+    huge = parse(campaign, users["alice"], "101d10", character=me)
+    assert huge.status_code == 400 and huge.json()["at"]["word"] == "101d10"
+    # The box's words cannot reach past the sheet: another's specialty, or a GM-only option.
+    foreign = parse(campaign, users["alice"], "Brawl (Boxing)", character=me)
+    assert foreign.status_code == 400
+    alice = client(users["alice"])
+    rolled = alice.post(
+        f"/api/campaigns/{campaign.pk}/checks/",
+        {"character": me, "traits": ["Wits"], "faces": [1, 2, 3]},
+        format="json",
+    )
+    seq = rolled.json()["seq"]
+    smuggled = alice.post(
+        f"/api/campaigns/{campaign.pk}/checks/{seq}/again/",
+        {"character": str(theo.pk), "faces": [8, 8, 8]},
+        format="json",
+    )
+    assert smuggled.status_code == 400 and "character" in smuggled.json()
