@@ -30,6 +30,7 @@ def main() -> int:
     pg = ["--database-url", args.database_url] if args.database_url.startswith("postgres") else []
     runs = [
         ["bench/engines.py", *quick],
+        ["bench/rollbox.py", *quick],
         ["bench/log.py", *(["--events", "100000"] if args.quick else [])],
         ["bench/report.py", *quick],
         ["bench/api.py", *quick, *pg],

@@ -9,6 +9,7 @@ which the server resolves against a character's sheet. A word the grammar does n
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -174,27 +175,42 @@ def _split(text: str) -> list[tuple[int, int, str]]:
     return words
 
 
+@functools.cache
+def _template_words(system: str) -> tuple[dict, dict, tuple, dict]:
+    """The template's spellings for a system, built once: traits (fold → (group, key)), the
+    GM's attributes that are never rolled, spellings as written, suggested chip names."""
+    template = TEMPLATES[system]
+    rollable = set(template.rollable_groups())
+    traits: dict[str, tuple[str, str]] = {}
+    not_rollable: dict[str, str] = {}
+    spellings: list[str] = []
+    for group in template.groups:
+        if group.kind == "chips":
+            continue
+        for trait in group.traits:
+            for spelling in (trait.key, trait.ru, *trait.aliases):
+                if group.key in rollable:
+                    traits.setdefault(fold(spelling), (group.key, trait.key))
+                    spellings.append(spelling)
+                else:
+                    not_rollable.setdefault(fold(spelling), trait.key)
+    chips: dict[str, str] = {}
+    if system in CHIP_GROUP:
+        for trait in template.group(CHIP_GROUP[system]).traits:
+            chips.setdefault(fold(trait.key), trait.key)
+            chips.setdefault(fold(trait.ru), trait.key)
+    return traits, not_rollable, tuple(spellings), chips
+
+
 class _Vocabulary:
     """Trait spellings (template and this sheet) → (group, key); chip names per trait."""
 
     def __init__(self, system: str, sheet: Mapping[str, Any] | None) -> None:
-        template = TEMPLATES[system]
-        self.rollable = set(template.rollable_groups())
-        self.traits: dict[str, tuple[str, str]] = {}  # fold(spelling) → (group, key)
-        self.not_rollable: dict[str, str] = {}
-        self.spellings: list[str] = []  # as written, for suggestions
-        for group in template.groups:
-            if group.kind == "chips":
-                continue
-            for trait in group.traits:
-                for spelling in (trait.key, trait.ru, *trait.aliases):
-                    if group.key in self.rollable:
-                        self.traits.setdefault(fold(spelling), (group.key, trait.key))
-                        self.spellings.append(spelling)
-                    else:
-                        self.not_rollable.setdefault(fold(spelling), trait.key)
+        traits, self.not_rollable, spellings, chips = _template_words(system)
+        self.traits = dict(traits)  # fold(spelling) → (group, key)
+        self.spellings = list(spellings)  # as written, for suggestions
         sheet = sheet if isinstance(sheet, Mapping) else {}
-        for group_key in self.rollable:
+        for group_key in TEMPLATES[system].rollable_groups():
             values = sheet.get(group_key)
             for name in values if isinstance(values, Mapping) else ():
                 if isinstance(name, str) and fold(name) not in self.traits:
@@ -203,14 +219,13 @@ class _Vocabulary:
         self.chips: dict[str, str] = {}  # fold(spelling) → the chip's name
         chip_group = CHIP_GROUP.get(system)
         if chip_group:
-            chips = sheet.get(chip_group)
-            for names in chips.values() if isinstance(chips, Mapping) else ():
+            on_sheet = sheet.get(chip_group)
+            for names in on_sheet.values() if isinstance(on_sheet, Mapping) else ():
                 for name in names if isinstance(names, list) else ():
                     if isinstance(name, str):
                         self.chips.setdefault(fold(name), name)
-            for trait in template.group(chip_group).traits:
-                self.chips.setdefault(fold(trait.key), trait.key)
-                self.chips.setdefault(fold(trait.ru), trait.key)
+        for folded, name in chips.items():
+            self.chips.setdefault(folded, name)
 
     def longest_trait(self, words: Sequence[str]) -> tuple[int, str] | None:
         for size in range(min(MAX_TRAIT_WORDS, len(words)), 0, -1):
