@@ -115,11 +115,10 @@ def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
             ),
         )  # fmt: skip
     if kind == types.CHECK_EXTRA_NICE_TAKEN:
-        result = payload.get("result") or {}
         return Entry(
             seq, when, "followup",
             _("{who} took {n} extra Nice! on roll #{target}").format(
-                who=who, n=result.get("extra_nice"), target=payload.get("check_seq")
+                who=who, n=_chips_taken(payload), target=payload.get("check_seq")
             ),
         )  # fmt: skip
     if kind == types.CHECK_REVEALED:
@@ -161,6 +160,14 @@ def _roll_entry(system: str, seq: int, when: str, who: str, payload: Mapping[str
             )
         )
     return Entry(seq, when, "roll", title, lines, physical_dice=payload.get("dice") == "manual")
+
+
+def _chips_taken(payload: Mapping[str, Any]) -> Any:
+    """The extra Nice! chips a follow-up took: a key of its result, not the rule option."""
+    try:
+        return payload["result"]["extra_nice"]
+    except (KeyError, TypeError):
+        return "?"
 
 
 def _describe(result: Mapping[str, Any]) -> str:
