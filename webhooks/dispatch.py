@@ -190,14 +190,20 @@ _thread_lock = threading.Lock()
 
 
 def _loop() -> None:
+    """Send until no campaign has a webhook left (the next public event may start it again)."""
     while True:
         _wake.wait(settings.WEBHOOK_POLL_SECONDS)
         _wake.clear()
         try:
             close_old_connections()
+            if not Webhook.objects.filter(active=True).exists():
+                return
             deliver_due()
-        except Exception:  # a pass that fails is retried by the next one
-            logger.exception("webhooks: a delivery pass failed")
+        except Exception:  # the database went away, say: stop; the next event starts over
+            logger.exception(
+                "webhooks: a delivery pass failed; the sender stops until the next event"
+            )
+            return
         finally:
             close_old_connections()
 
