@@ -213,6 +213,11 @@ JS_TEXT: dict[str, Any] = {
     "conn_connecting": _("connecting…"),
     "conn_offline": _("offline — reconnecting"),
     "conn_title": _("Connection to the table"),
+    "history_changed": _(
+        "The history of this campaign changed since this browser last saw it: the server's log "
+        "no longer holds what you saw (an older backup was restored, or history was rewritten). "
+        "Tell the GM, and compare the receipts and exports you kept."
+    ),
     # feed
     "hidden_by": _("a hidden roll by {name}"),
     "private_mark": _("private: the roller and the GM"),
