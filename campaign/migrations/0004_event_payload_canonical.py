@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('campaign', '0002_event_append_only_triggers'),
+        ('campaign', '0003_idempotent_request'),
     ]
 
     operations = [
