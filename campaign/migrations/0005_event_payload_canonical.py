@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('campaign', '0003_idempotent_request'),
+        ('campaign', '0004_character_favourites'),
     ]
 
     operations = [
