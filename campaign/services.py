@@ -6,7 +6,6 @@ call these. Errors are `campaign.errors.DomainError` subclasses naming the offen
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import uuid
 from typing import Any
@@ -48,7 +47,7 @@ from eventlog.event_types import (
     SESSION_STARTED,
 )
 from eventlog.stream import append_event, lock_stream
-from rolls.systems import SYSTEM_IDS, rollbox
+from rolls.systems import SYSTEM_IDS, key_commitment, roll_key, rollbox
 from rolls.systems.options import validate_options
 from rolls.systems.traits import trait_changes, validate_resources, validate_traits
 
@@ -424,10 +423,11 @@ def _start_period(
     period_id = uuid.uuid4()
     payload: dict[str, Any] = {"id": str(period_id), "number": number, "title": title}
     if model is Session:
-        # Commit to the dice before any are rolled: only the seed's hash is published now.
+        # Commit to the first roll's key before anything is rolled (each roll commits to the
+        # next): the seed itself is never published, so unrevealed hidden rolls stay secret.
         seed = secrets.token_bytes(32)
         SessionSecret.objects.create(session_id=period_id, campaign=campaign, seed=seed)
-        payload["seed_commitment"] = hashlib.sha256(seed).hexdigest()
+        payload["key_commitment"] = key_commitment(roll_key(seed, 0))
     append_event(
         campaign=campaign,
         type=PERIOD_EVENTS[model][0],
@@ -449,9 +449,6 @@ def _end_period(
         raise Conflict(kind, str(NONE_OPEN[kind]))
     payload: dict[str, Any] = {"id": str(current.pk), "number": current.number}
     if model is Session:
-        # The reveal: from now on anyone can recompute every server-rolled face of the session.
-        secret = SessionSecret.objects.get(session_id=current.pk)
-        payload["seed"] = bytes(secret.seed).hex()
         # The receipt: the chain hash of the session's last event before this one, which fixes
         # the whole history up to it; participants keep it to check later exports against.
         payload["final_seq"], payload["final_hash"] = campaign.head_seq, campaign.head_hash

@@ -140,6 +140,11 @@ WRITERS_PER_CAMPAIGN = env.int("WRITERS_PER_CAMPAIGN", default=2)
 # return the first answer; after it the key may be used again.
 IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=48)
 
+# The owner of the tables, for `manage.py setup_database` only (migrations, triggers, grants):
+# the app itself connects with DATABASE_URL, a role that can only append to the event log.
+if DATABASE_OWNER_URL := env.str("DATABASE_OWNER_URL", default=""):
+    DATABASES["owner"] = {**env.db_url_config(DATABASE_OWNER_URL), "TEST": {"MIRROR": "default"}}
+
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CHANNEL_LAYERS = {

@@ -20,7 +20,18 @@ from rolls.models import Check, CheckCall, RuleUse
 from rolls.systems.errors import RuleError
 from rolls.systems.traits import sheet_for_roll
 
-COMMON_KEYS = {"character", "traits", "pool", "modifiers", "visibility", "label", "task", "faces"}
+COMMON_KEYS = {
+    "character",
+    "traits",
+    "pool",
+    "modifiers",
+    "visibility",
+    "label",
+    "task",
+    "faces",
+    "client_seed",
+}
+MAX_CLIENT_SEED = 128  # hex digits: 64 bytes
 # Keys of the request that describe one roll (also allowed inside `against` and `actions`).
 ROLL_KEYS = {"character", "traits", "pool", "modifiers", "label"}
 KIND_KEYS = {
@@ -54,6 +65,19 @@ def text_field(data: Mapping[str, Any], key: str, max_length: int) -> str:
     if not isinstance(value, str) or len(value) > max_length:
         raise InvalidInput(key, _("must be text of at most {n} characters").format(n=max_length))
     return value.strip()
+
+
+def client_seed_field(value: Any) -> str | None:
+    """The player's entropy (docs/verification.md): hex digits, bound into the faces."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not 0 < len(value) <= MAX_CLIENT_SEED
+        or any(c not in "0123456789abcdef" for c in value.lower())
+    ):
+        raise InvalidInput("client_seed", f"must be 1 to {MAX_CLIENT_SEED} hexadecimal digits")
+    return value.lower()
 
 
 def find_character(campaign: Campaign, value: Any, field: str = "character") -> Character | None:

@@ -24,15 +24,34 @@ from rolls.checks.requests import (
 )
 from rolls.models import Check, RuleUse, TaskAttempts
 from rolls.rules import RETRY_SYSTEMS, compare, option
-from rolls.systems import HmacDice, cofd, d6pool, storyteller
+from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, storyteller
 
 
 class Roller:
-    """Rolls every roll of one event: server dice from the session seed, or the player's faces."""
+    """Rolls every roll of one event: server dice from this roll's key and the player's client
+    seed, or the player's faces. Every check.rolled of a session uses the next roll key (manual
+    ones too, so that the n-th key is always the n-th roll's) and commits to the one after it."""
 
-    def __init__(self, campaign: Campaign, session: Session, seq: int, faces: Any, manual: bool):
+    def __init__(
+        self,
+        campaign: Campaign,
+        session: Session,
+        seq: int,
+        faces: Any,
+        manual: bool,
+        client_seed: str | None,
+    ):
         self.manual = manual
         self.index = 0
+        seed = bytes(SessionSecret.objects.get(session_id=session.pk).seed)
+        key_index = Check.objects.filter(campaign=campaign, session_id=session.pk).count()
+        key = roll_key(seed, key_index)
+        # Recorded in the event: what anyone needs to re-derive the faces once they may see it.
+        self.record = {
+            "client_seed": client_seed,
+            "dice_key": {"index": key_index, "key": key.hex()},
+            "next_key": key_commitment(roll_key(seed, key_index + 1)),
+        }
         if manual:
             if faces is None:
                 raise InvalidInput("faces", _("this campaign uses physical dice: enter the faces"))
@@ -46,8 +65,7 @@ class Roller:
                         "when the rule option manual_dice is on"
                     ),
                 )
-            secret = SessionSecret.objects.get(session_id=session.pk)
-            self.dice = HmacDice(bytes(secret.seed), str(campaign.pk), seq)
+            self.dice = KeyedDice(key, campaign.pk, seq, client_seed or "")
 
     def roll(self, system: str, check: dict[str, Any], count: int) -> tuple[list[int], dict]:
         """The next roll's faces and result; ``count`` is how many rolls the event has."""

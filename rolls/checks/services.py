@@ -35,6 +35,7 @@ from rolls.checks.requests import (
     KIND_KEYS,
     answering_call,
     assemble_from_sheet,
+    client_seed_field,
     find_character,
     helper_checks,
     refuse_unknown_fields,
@@ -52,7 +53,7 @@ from rolls.rules import failed_attempt, option
 from rolls.systems import cofd
 
 # Parts of a request that belong to one roll only: its dice, the call it answered, its helpers.
-NOT_REPEATED = ("faces", "call", "helpers")
+NOT_REPEATED = ("faces", "call", "helpers", "client_seed")  # a repeat brings its own entropy
 
 
 @transaction.atomic
@@ -65,6 +66,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     campaign = lock_stream(campaign.pk)
     system, options = campaign.system, campaign.options
     data = dict(request)
+    client_seed = client_seed_field(data.get("client_seed"))  # the roller's own, never the call's
     call = answering_call(campaign, data)
     if call is not None:
         # The GM's call decides what is rolled; the player only chooses to roll (and the faces).
@@ -93,9 +95,8 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     label = text_field(data, "label", 200)
     task = text_field(data, "task", 120)
     seq = campaign.head_seq + 1
-    roller = Roller(
-        campaign, session, seq, data.get("faces"), bool(option(options, system, "manual_dice"))
-    )
+    manual = bool(option(options, system, "manual_dice"))
+    roller = Roller(campaign, session, seq, data.get("faces"), manual, client_seed)
 
     helpers = helper_checks(campaign, session, data) if "helpers" in data else []
     state = read_roll_context(
@@ -151,6 +152,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         "failed_attempt": failed_attempt(system, task, first["character_id"], first["result"]),
         # What was asked (a call's request merged in), so the roller can roll it again.
         "request": {k: v for k, v in data.items() if k not in NOT_REPEATED},
+        **roller.record,
     }
     scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
     append_event(

@@ -41,6 +41,7 @@ from campaign.access import membership_of
 from campaign.errors import DomainError, InvalidInput
 from campaign.models import Campaign, Membership, Role
 from config.outage import refusal_for
+from eventlog.chain import is_chain_hash
 from eventlog.writers import writer_slot
 from rolls.checks import calls, followups, services
 from rolls.live.broadcast import (
@@ -52,7 +53,7 @@ from rolls.live.broadcast import (
     heartbeat_seconds,
 )
 from rolls.live.presence import presence_for
-from rolls.reads.selectors import events_for
+from rolls.reads.selectors import chain_holds, events_for
 
 logger = logging.getLogger("rolls.live")
 
@@ -168,10 +169,13 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         with contextlib.suppress(Exception):  # presence waits for the layer
             await self._announce(joined=True)
         self._heartbeat = asyncio.create_task(self._beat())
-        after, problem = self._after_from_query()
+        after, witness, problem = self._after_from_query()
         async with self._lock:
             head = await self._head()
-            if problem is None and after is not None and after > head:
+            if witness is not None and not await self._witness_holds(after, witness):
+                await self._history_changed(after, witness, head)
+                after = None  # this client's history is not the log's: it starts afresh
+            elif problem is None and after is not None and after > head:
                 problem = InvalidInput(
                     "after", _("is ahead of this campaign's log (head {head})").format(head=head)
                 )
@@ -419,8 +423,14 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _resume(self, frame: dict[str, Any]) -> None:
         after = _whole(frame, "after")
+        witness = frame.get("hash")
+        if witness is not None and not is_chain_hash(witness):
+            raise InvalidInput("hash", "must be the 64 hex digits of the event's hash")
         async with self._lock:
             head = await self._head()
+            if witness is not None and not await self._witness_holds(after, witness):
+                await self._history_changed(after, witness, head, frame.get("ref"))
+                return
             if after > head:
                 raise InvalidInput(
                     "after", _("is ahead of this campaign's log (head {head})").format(head=head)
@@ -556,13 +566,33 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
     def _is_gm(self) -> bool:
         return self.membership is not None and self.membership.role == Role.GM
 
-    def _after_from_query(self) -> tuple[int | None, InvalidInput | None]:
+    def _after_from_query(self) -> tuple[int | None, str | None, InvalidInput | None]:
+        """``after=<seq>`` or ``after=<seq>:<hash>`` (a witness: the hash it saw for seq)."""
         values = parse_qs(self.scope.get("query_string", b"").decode("latin1")).get("after")
         if not values:
-            return None, None
-        if not values[-1].isdigit():
-            return None, InvalidInput("after", _("must be the last seq you have seen (0 or more)"))
-        return int(values[-1]), None
+            return None, None, None
+        seq, colon, witness = values[-1].partition(":")
+        if not seq.isdigit() or (colon and not is_chain_hash(witness)):
+            what = _("must be the last seq you have seen (0 or more), or <seq>:<its hash>")
+            return None, None, InvalidInput("after", what)
+        return int(seq), (witness or None), None
+
+    async def _witness_holds(self, seq: int, witness: str) -> bool:
+        return await database_sync_to_async(chain_holds)(self.campaign_id, seq, witness)
+
+    async def _history_changed(self, seq: int, witness: str, head: int, ref: Any = None) -> None:
+        """The log no longer has what this client saw (a restored backup, a rewrite): say so
+        with a frame of its own, so that the page can warn its user and start afresh."""
+        await self._send_json(
+            {
+                "type": "history_changed",
+                "ref": ref,
+                "seq": seq,
+                "hash": witness,
+                "head": head,
+                "message": f"the log no longer holds event #{seq} with the hash this client saw",
+            }
+        )
 
     async def _error(self, ref: Any, error: DomainError) -> None:
         frame = {

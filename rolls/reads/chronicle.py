@@ -205,21 +205,18 @@ def _proof(presented: list[dict[str, Any]]) -> list[str]:
     lines = []
     for shown in presented:
         payload = shown.get("payload") or {}
-        if shown["type"] == types.SESSION_STARTED and payload.get("seed_commitment"):
+        if shown["type"] == types.SESSION_STARTED and payload.get("key_commitment"):
             lines.append(
-                _("Dice seed committed at the start: {commitment}").format(
-                    commitment=payload["seed_commitment"]
+                _("First roll key committed at the start: {commitment}").format(
+                    commitment=payload["key_commitment"]
                 )
             )
-        if shown["type"] == types.SESSION_ENDED:
-            if payload.get("seed"):
-                lines.append(_("Seed revealed at the end: {seed}").format(seed=payload["seed"]))
-            if payload.get("final_hash"):
-                lines.append(
-                    _("Receipt: #{seq}:{hash}").format(
-                        seq=payload.get("final_seq"), hash=payload["final_hash"]
-                    )
+        if shown["type"] == types.SESSION_ENDED and payload.get("final_hash"):
+            lines.append(
+                _("Receipt: #{seq}:{hash}").format(
+                    seq=payload.get("final_seq"), hash=payload["final_hash"]
                 )
+            )
     if not any(shown["type"] == types.SESSION_ENDED for shown in presented):
         lines.append(_("The session is still open: its seed is revealed when it ends."))
     lines.append(_("Check it yourself: python -m rolls.verify export.json --receipt SEQ:HASH"))

@@ -13,7 +13,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 
 from campaign.models import Event, Membership, Role
-from eventlog.chain import timestamp
+from eventlog.chain import GENESIS, timestamp
 from eventlog.event_types import (
     CHECK_DRAMATIC_FAILURE_TAKEN,
     CHECK_EXTRA_NICE_TAKEN,
@@ -90,6 +90,10 @@ def present(event: Event, visible: bool, actor_name: str | None) -> dict[str, An
         "created_at": timestamp(event.created_at),
         "actor": {"id": event.actor_id, "username": actor_name},
         "visibility": event.visibility,
+        # Safe on a stub too: a hidden event's hash covers a secret salt (eventlog.chain). Pages
+        # keep the last one as a witness and check that later events link to it.
+        "prev_hash": event.prev_hash,
+        "hash": event.hash,
     }
     if not visible:
         shown["redacted"] = True
@@ -101,7 +105,6 @@ def present(event: Event, visible: bool, actor_name: str | None) -> dict[str, An
         chapter=_text(event.chapter_id),
         character=_text(event.character_id),
         payload=event.payload,
-        hash=event.hash,
     )
     return shown
 
@@ -134,6 +137,14 @@ def events_for(
     if character:
         events = events.filter(character_id=character)
     return present_events(events.order_by("seq")[:limit], membership)
+
+
+def chain_holds(campaign_id: int, seq: int, hash: str) -> bool:
+    """Does the campaign's log still have event ``seq`` with this hash (a witness's receipt)?"""
+    if seq == 0:
+        return hash == GENESIS
+    stored = Event.objects.filter(campaign_id=campaign_id, seq=seq).values_list("hash", flat=True)
+    return stored.first() == hash
 
 
 def check_visible(check: Check, membership: Membership) -> bool:

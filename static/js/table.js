@@ -3,7 +3,7 @@
 import { EVENT, FOLLOWUP_EVENTS } from "./events.js";
 import { makeApi, errorText } from "./api.js";
 import { $, clear, debounce, h, jsonScript } from "./dom.js";
-import { Feed } from "./feed.js";
+import { Feed, takeHistoryChanged } from "./feed.js";
 import { FeedList } from "./feedlist.js";
 import { t } from "./i18n.js";
 import { announcement, checkItem, followups, markerItem } from "./render.js";
@@ -67,10 +67,14 @@ export class Table {
     this.startFeed();
     this.refresh.calls();
     const conn = $("#conn");
+    const witness = `tc-witness:${this.campaign.id}`;
+    const changed = takeHistoryChanged(witness);
+    if (changed) this.alarm(t("history_changed"));
     this.feed = new Feed({
       api: this.api,
       wsPath: this.data.ws,
       after: this.campaign.head_seq,
+      witness,
       onEvents: (events) => this.receive(events),
       onStatus: (status) => {
         if (conn) {
@@ -91,6 +95,12 @@ export class Table {
       },
     });
     this.feed.start();
+  }
+
+  // The log no longer holds what this browser saw before (docs/websocket.md, "Witnesses").
+  alarm(text) {
+    const banner = h("div", { class: "history-alarm", role: "alert" }, text);
+    document.querySelector("main")?.prepend(banner);
   }
 
   // --- events from the feed ---------------------------------------------------------------

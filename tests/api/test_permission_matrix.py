@@ -563,12 +563,15 @@ HIDDEN = {
     "boris": {"alice_private", "alice_blind", "gm_blind_for_alice"},
     "olga": {"alice_private", "alice_blind", "boris_private", "gm_blind_for_alice"},
 }
+# A stub's hash and its sealed payload ({"sealed", "next_key"}) cover a secret salt (rolls.chain):
+# they place the event in the chain and say nothing about its content.
 EXPORT_STUB_KEYS = {
     "campaign", "seq", "type", "created_at", "actor", "visibility", "prev_hash", "hash", "redacted",
+    "payload", "session", "scene", "chapter", "character",
 }  # fmt: skip
 STUB_KEYS = {
     "seq", "kind", "system", "visibility", "revealed", "actor_id", "actor", "created_at",
-    "redacted", "type",
+    "redacted", "type", "hash", "prev_hash",
 }  # fmt: skip
 
 
@@ -622,14 +625,17 @@ def _assert_shows(w: World, reader: str, hidden: set[str]) -> None:
         text = dump(bodies[view])
         assert text.count('"faces"') == text.count('"breakdown"') == visible, (reader, view)
     for name in hidden:
-        event_hash = w.campaign.events.get(seq=w.checks[name]).hash
-        assert event_hash not in dump(bodies["events"]), (reader, name)
+        event = w.campaign.events.get(seq=w.checks[name])
+        assert event.payload["salt"] not in dump(bodies["events"]), (reader, name)
+        assert event.payload["dice_key"]["key"] not in dump(bodies["events"]), (reader, name)
     # The exports: the JSON keeps a hidden roll's place in the chain only; the CSV leaves it out.
     exported = _entries(client.get(w.url("export/")).json()["events"])
     for name, check_seq in w.checks.items():
         entry = exported[check_seq]
         if name in hidden:
             assert entry["redacted"] is True and set(entry) <= EXPORT_STUB_KEYS, (reader, name)
+            assert set(entry["payload"]) == {"sealed", "next_key"}, (reader, name)
+            assert entry["character"] is None, (reader, name)
         else:
             assert entry["payload"]["rolls"][0]["faces"], (reader, name)
     rows = list(csv.reader(io.StringIO(client.get(w.url("export.csv")).content.decode())))
