@@ -218,8 +218,10 @@ def _proof(presented: list[dict[str, Any]]) -> list[str]:
                 )
             )
     if not any(shown["type"] == types.SESSION_ENDED for shown in presented):
-        lines.append(_("The session is still open: its seed is revealed when it ends."))
-    lines.append(_("Check it yourself: python -m rolls.verify export.json --receipt SEQ:HASH"))
+        lines.append(_("The session is still open: its receipt is written when it ends."))
+    lines.append(
+        _("Check it yourself: python -m rolls.trust.verify export.json --receipt SEQ:HASH")
+    )
     return lines
 
 
