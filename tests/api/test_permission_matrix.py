@@ -7,8 +7,8 @@ alice and boris, and checks of every visibility, built through the services.
 
 What the stack does (asserted below, the same for every endpoint):
 - anonymous: 403 with only `{"detail": …, "code": "not_authenticated"}` — SessionAuthentication
-  comes first and gives no WWW-Authenticate header, so DRF answers 403, never 401; the schema, the docs and the token
-  endpoint are open by design;
+  comes first and gives no WWW-Authenticate header, so DRF answers 403, never 401; the schema,
+  the docs and the token endpoint are open by design;
 - stranger: 404, the very same answer as for a campaign that does not exist;
 - refusals (403 role/character) append nothing and return only `{field: [message], "code": …}`.
 
