@@ -1,4 +1,6 @@
-"""The admin lists who holds an API token, never the token itself (its key is a password)."""
+"""The admin lists who holds an API token, never the token itself (its key is a password, and
+also the row's primary key and its str(), so the admin gets no change, delete or bulk-action
+views for tokens: each would print it). Setting a user's password revokes their token."""
 
 from __future__ import annotations
 
@@ -6,26 +8,25 @@ from django.contrib import admin
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
-from accounts.revocation import revoke_access
-
 
 class TokenHoldersAdmin(admin.ModelAdmin):
     list_display = ["user", "created"]
-    fields = ["user", "created"]
-    readonly_fields = ["user", "created"]
+    list_display_links = None
     search_fields = TokenAdmin.search_fields
-    actions = ["revoke"]
+    ordering = TokenAdmin.ordering
+    actions = None
 
     def has_add_permission(self, request, obj=None) -> bool:
-        return False  # a token is created by its user, who alone sees it
+        return False
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
 
-    @admin.action(description="Revoke (and close the users' open sockets)")
-    def revoke(self, request, queryset) -> None:
-        for token in queryset.select_related("user"):
-            revoke_access(user=token.user)
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def get_urls(self):
+        return [url for url in super().get_urls() if url.name and url.name.endswith("changelist")]
 
 
 admin.site.unregister(TokenProxy)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import authenticate
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.signals import user_logged_in
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
@@ -58,6 +59,9 @@ class TokenView(APIView):
         user = authenticate(request._request, **serializer.validated_data)
         if user is None:
             raise BadCredentials("non_field_errors", _("wrong username or password"))
+        # A sign-in like the form's: it clears the account's failures (django-axes) and stamps
+        # last_login.
+        user_logged_in.send(sender=user.__class__, request=request._request, user=user)
         token, _created = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})
 

@@ -180,9 +180,9 @@ AUTH_PASSWORD_VALIDATORS = [
         "CommonPasswordValidator",
         "NumericPasswordValidator",
     )
-]
+] + [{"NAME": "accounts.validators.VarietyValidator"}]
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",  # refuses while an account or address is locked out
+    "accounts.backends.LockoutBackend",  # refuses while an account or address is locked out
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -203,6 +203,7 @@ AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
 AXES_VERBOSE = False
+AXES_DISABLE_ACCESS_LOG = True  # failures are kept (while they count), successes are not
 
 LANGUAGE_CODE = env.str("LANGUAGE_CODE", default="ru")
 LANGUAGES = [("ru", "Русский"), ("en", "English")]
@@ -236,9 +237,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "campaign.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": ["campaign.limits.BoundedJSONParser"],
-    # Writes per user (rolls, follow-ups, sheets…): far above any real table's pace.
-    "DEFAULT_THROTTLE_RATES": {"writes": env.str("WRITE_RATE", default="120/min")},
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttles.WriteThrottle"],
 }
+# Writes per user (rolls, follow-ups, sheets…, over the API and the socket): far above any real
+# table's pace.
+WRITE_RATE = env.str("WRITE_RATE", default="300/min")
 # Socket frames per connection: a burst of LIVE_FRAME_BURST, refilled at LIVE_FRAME_RATE a second.
 LIVE_FRAME_RATE = env.float("LIVE_FRAME_RATE", default=5.0)
 LIVE_FRAME_BURST = env.int("LIVE_FRAME_BURST", default=30)
@@ -292,6 +295,7 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"axes": {"level": "WARNING"}},  # one line per failed sign-in otherwise
 }
 
 # Outgoing webhooks (webhooks/): a sender thread in each web process, or none and
