@@ -77,7 +77,8 @@ def _settings_in_a_fresh_process(tmp_path: Path, **env: str) -> dict[str, str]:
         k: v for k, v in os.environ.items() if k not in ("DEBUG", "DATABASE_URL", "SECURE_COOKIES")
     }
     code = (
-        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings'; django.setup();"
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings';"
+        "django.setup();"
         "from django.conf import settings as s;"
         "print(s.DEBUG, getattr(s, 'SECURE_HSTS_SECONDS', 0), s.DATABASES['default']['NAME'])"
     )
