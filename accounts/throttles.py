@@ -45,3 +45,24 @@ class WriteThrottle(BaseThrottle):
 
     def wait(self) -> float | None:
         return self.wait_seconds
+
+
+class FrameBucket:
+    """Frames one socket may send: a burst of LIVE_FRAME_BURST, refilled at LIVE_FRAME_RATE a
+    second. Per connection and in memory: it only has to stop a flood, cheaply."""
+
+    def __init__(self) -> None:
+        self.rate = float(settings.LIVE_FRAME_RATE)
+        self.burst = float(settings.LIVE_FRAME_BURST)
+        self.tokens = self.burst
+        self.at = time.monotonic()
+
+    def take(self) -> float | None:
+        """None if the frame may go on, else the seconds until one may."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return None
+        return (1 - self.tokens) / self.rate

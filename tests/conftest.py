@@ -17,6 +17,9 @@ from eventlog import append_only
 def pytest_configure(config: pytest.Config) -> None:
     # Hashing passwords at production strength would dominate the suite's run time.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Throttle counters per test process: a Redis cache would be shared by the xdist workers,
+    # whose users have the same ids in their own databases. Servers the tests start use Redis.
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 
 @pytest.fixture(autouse=True)
