@@ -23,6 +23,9 @@ MAX_ITEMS = 50  # items in any list
 MAX_KEYS = 100  # keys in any object
 MAX_DEPTH = 8  # objects and lists nested in one another
 MAX_INT = 2**31 - 1  # any integer, either sign: above every real pool, id or seq
+# What the services store, as compact JSON: a character sheet, a check's request.
+MAX_SHEET_BYTES = 16 * 1024
+MAX_REQUEST_BYTES = 4 * 1024
 
 
 class TooLarge(DomainError):
@@ -83,6 +86,13 @@ def _check_text(text: str, where: str, limit: int, what: str = "text") -> None:
         raise InvalidInput(where[:150], f"{what} of at most {limit} characters")
     if "\x00" in text:
         raise InvalidInput(where[:150], f"{what} must not contain NUL characters")
+
+
+def check_stored_size(value: Any, field: str, limit: int) -> None:
+    """Refuse a value whose compact JSON is larger than `limit` bytes (it would be kept for good)."""
+    size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    if size > limit:
+        raise InvalidInput(field, f"is {size} bytes once stored; the limit is {limit}")
 
 
 class BoundedJSONParser(JSONParser):
