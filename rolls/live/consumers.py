@@ -78,7 +78,7 @@ class Throttled(DomainError):
 
     def __init__(self, retry_after: float) -> None:
         super().__init__("frame", f"too many frames or commands; wait {retry_after:.1f} s")
-        self.retry_after = round(retry_after, 1)
+        self.retry_after = max(0.1, round(retry_after, 1))
 
 
 def _whole(frame: dict[str, Any], key: str, minimum: int = 0) -> int:
