@@ -3,12 +3,15 @@ for the REST API and the socket's commands alike: a fixed window of WRITE_RATE (
 
 from __future__ import annotations
 
+import logging
 import time
 
 from django.conf import settings
 from django.core.cache import cache
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.throttling import BaseThrottle
+
+logger = logging.getLogger("accounts.throttles")
 
 PERIODS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "hour": 3600}
 
@@ -19,7 +22,16 @@ def _rate() -> tuple[int, int]:
 
 
 def write_wait(user_id: int) -> int | None:
-    """Count one write by the user; None if allowed, else the seconds until the next window."""
+    """Count one write by the user; None if allowed, else the seconds until the next window.
+    Without the cache (Redis down) every write is allowed: play goes on, unthrottled."""
+    try:
+        return _count_write(user_id)
+    except Exception as error:
+        logger.warning("write throttle unavailable, not throttling: %s", error)
+        return None
+
+
+def _count_write(user_id: int) -> int | None:
     limit, period = _rate()
     now = time.time()
     key = f"writes:{user_id}:{int(now // period)}"

@@ -189,7 +189,12 @@ AUTHENTICATION_BACKENDS = [
 # Shared by the processes when Redis is there (throttle counters must be), else per process.
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that is down or stuck must not hold up requests (throttles fail open).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
@@ -251,6 +256,10 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Campaign session server API",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # <id:…> (config/converters.py): an integer of at most 18 digits.
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}
+    },
 }
 
 SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)

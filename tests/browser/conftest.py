@@ -225,8 +225,10 @@ def open_page(browser: Any, server: Server) -> Iterator[Any]:
         # What the Content-Security-Policy refuses (an inline style, a script) is a bug too.
         page.on(
             "console",
-            lambda message: "Content Security Policy" in message.text
-            and errors.append(f"{username}: {message.text}"),
+            lambda message: (
+                "Content Security Policy" in message.text
+                and errors.append(f"{username}: {message.text}")
+            ),
         )
         page.goto(f"/accounts/login/?next={path}")
         page.fill("#id_username", username)
