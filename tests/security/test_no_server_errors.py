@@ -99,3 +99,24 @@ def test_nul_characters_are_a_400_naming_the_field(build_world):
         world.client("gm").post("/api/join/", {"invite_code": "\x00"}, format="json"), "invite_code"
     )
     assert world.client("gm").get(world.url("events/?type=\x00")).status_code == 400
+
+
+def test_pages_take_hostile_queries_and_forms_without_a_500(build_world):
+    from django.test import Client
+
+    world = build_world("cofd")
+    page = Client(raise_request_exception=False)
+    page.force_login(world.users["alice"])
+    huge = "9" * 30
+    for url in (
+        f"/audit/?campaign={huge}",
+        f"/audit/?page={huge}",
+        f"/audit/?campaign={world.cid}&session={huge}&chapter=x&character=%00",
+        f"/campaigns/{huge}/gm/",
+        f"/join/{'x' * 5000}/",
+        "/join/%00/",
+    ):
+        assert page.get(url).status_code < 500, url
+    for form in ({"name": "A\x00", "system": "cofd"}, {"name": "n" * 5000, "system": "x"}):
+        assert page.post("/", form).status_code < 500
+    assert page.post("/accounts/login/", {"username": "\x00", "password": "\x00"}).status_code < 500
