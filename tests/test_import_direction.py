@@ -1,7 +1,6 @@
 """Imports go one way: eventlog ← campaign ← rolls.checks/reads/trust, accounts ← rolls.api/live,
-pages;
-the pure rules (rolls.systems ← rolls.rules) and the log's chain and vocabulary import no Django
-part. Read from the source (ast), so a lazy import inside a function counts too."""
+pages; the pure rules (rolls.systems ← rolls.rules) and the log's chain and vocabulary import no
+Django part. Read from the source (ast), so a lazy import inside a function counts too."""
 
 from __future__ import annotations
 
