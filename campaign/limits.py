@@ -90,7 +90,9 @@ def _check_text(text: str, where: str, limit: int, what: str = "text") -> None:
 
 def check_stored_size(value: Any, field: str, limit: int) -> None:
     """Refuse a value whose compact JSON is over `limit` bytes (it would be kept for good)."""
-    size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    # default=str: services called from Python may pass ids as UUIDs, stored as their text.
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    size = len(text.encode())
     if size > limit:
         raise InvalidInput(field, f"is {size} bytes once stored; the limit is {limit}")
 
