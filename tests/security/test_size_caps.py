@@ -74,9 +74,14 @@ def test_a_sheet_stays_small_in_the_log(build_world):
     world = build_world("cofd")
     gm = world.client("gm")
     # Within every per-value cap, but far more than any real sheet: refused as a whole.
-    skills = {f"Skill {n}": 1 for n in range(30)}
+    skills = dict.fromkeys(
+        "Academics Computer Crafts Investigation Medicine Occult Politics Science Athletics Brawl"
+        " Drive Firearms Larceny Stealth Survival Weaponry Empathy Expression Intimidation"
+        " Persuasion Socialize Streetwise Subterfuge".split(),
+        1,
+    )
     specialties = {
-        name: [f"{name} specialty {k} " + "x" * 30 for k in range(10)] for name in skills
+        name: [f"{name} {chr(97 + k)} " + "x" * 30 for k in range(20)] for name in skills
     }
     sheet = {"attributes": {"Wits": 2}, "skills": skills, "specialties": specialties}
     answer = gm.patch(
