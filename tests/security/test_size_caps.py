@@ -75,9 +75,31 @@ def test_a_sheet_stays_small_in_the_log(build_world):
     gm = world.client("gm")
     # Within every per-value cap, but far more than any real sheet: refused as a whole.
     skills = dict.fromkeys(
-        "Academics Computer Crafts Investigation Medicine Occult Politics Science Athletics Brawl"
-        " Drive Firearms Larceny Stealth Survival Weaponry Empathy Expression Intimidation"
-        " Persuasion Socialize Streetwise Subterfuge".split(),
+        [
+            "Academics",
+            "Computer",
+            "Crafts",
+            "Investigation",
+            "Medicine",
+            "Occult",
+            "Politics",
+            "Science",
+            "Athletics",
+            "Brawl",
+            "Drive",
+            "Firearms",
+            "Larceny",
+            "Stealth",
+            "Survival",
+            "Weaponry",
+            "Empathy",
+            "Expression",
+            "Intimidation",
+            "Persuasion",
+            "Socialize",
+            "Streetwise",
+            "Subterfuge",
+        ],
         1,
     )
     specialties = {
