@@ -7,6 +7,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY config ./config
 COPY eventlog ./eventlog
+COPY accounts ./accounts
 COPY campaign ./campaign
 COPY rolls ./rolls
 COPY pages ./pages

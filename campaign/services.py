@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy
 
 from campaign.access import require_controls_character, require_gm, require_member
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
+from campaign.limits import MAX_SHEET_BYTES, check_stored_size
 from campaign.models import (
     Campaign,
     Chapter,
@@ -51,7 +52,7 @@ from rolls.systems import SYSTEM_IDS, key_commitment, roll_key, rollbox
 from rolls.systems.options import validate_options
 from rolls.systems.traits import trait_changes, validate_resources, validate_traits
 
-MAX_NAME = 120
+MAX_NAME = 100
 MAX_ROLL_LINE = rollbox.MAX_TEXT
 UNCHANGED = object()
 STILL_OPEN = {
@@ -197,7 +198,9 @@ def change_role(
 
 @transaction.atomic
 def leave_campaign(*, campaign: Campaign, actor: AbstractBaseUser, user_id: int) -> None:
-    """A member leaves, or a GM removes a member."""
+    """A member leaves, or a GM removes a member. A removal also renews the invite code, so the
+    removed member cannot come back with the link they had; the GM shares the new one with
+    whoever should (re)join."""
     actor_membership = require_member(campaign, actor)
     if user_id != actor.pk and actor_membership.role != Role.GM:
         raise NotAllowed("user_id", _("only a game master can remove another member"))
@@ -210,6 +213,9 @@ def leave_campaign(*, campaign: Campaign, actor: AbstractBaseUser, user_id: int)
     append_event(
         campaign=campaign, type=MEMBER_LEFT, payload={"user_id": user_id}, actor_id=actor.pk
     )
+    if user_id != actor.pk:
+        campaign.invite_code = new_invite_code()
+        campaign.save(update_fields=["invite_code"])
 
 
 def _check_owner(campaign: Campaign, owner_id: int | None) -> None:
@@ -220,6 +226,12 @@ def _check_owner(campaign: Campaign, owner_id: int | None) -> None:
         .exists()
     ):
         raise InvalidInput("owner_id", _("the owner must be a player or GM of this campaign"))
+
+
+def _small_sheet(campaign: Campaign, traits: Any) -> dict[str, Any]:
+    clean = call_rules(validate_traits, campaign.system, traits)
+    check_stored_size(clean, "traits", MAX_SHEET_BYTES)  # kept in the log for good
+    return clean
 
 
 def _sheet_fields(
@@ -238,7 +250,7 @@ def _sheet_fields(
     if name is not UNCHANGED:
         checks.append(("name", lambda: _clean_name(name)))
     if traits is not None:
-        checks.append(("traits", lambda: call_rules(validate_traits, campaign.system, traits)))
+        checks.append(("traits", lambda: _small_sheet(campaign, traits)))
     if resources is not None:
         checks.append(
             (

@@ -100,7 +100,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 class CampaignForm(forms.Form):
-    name = forms.CharField(label=_("Name"), max_length=120)
+    name = forms.CharField(label=_("Name"), max_length=100)
     system = forms.ChoiceField(
         label=_("Game system"),
         choices=[(system, SYSTEM_NAMES[system]) for system in SYSTEM_IDS],

@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from campaign.api.views import campaign_for
 from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput, NotFound
+from campaign.limits import MAX_INT
 from campaign.models import Membership, Role
 from rolls.api.serializers import (
     AgainSerializer,
@@ -76,8 +77,8 @@ def _int_param(request: Request, name: str, default: int | None = None) -> int |
         value = int(raw)
     except ValueError:
         raise InvalidInput(name, gettext("must be an integer")) from None
-    if value < 0:
-        raise InvalidInput(name, gettext("must not be negative"))
+    if not 0 <= value <= MAX_INT:
+        raise InvalidInput(name, gettext("must be from 0 to %(max)d") % {"max": MAX_INT})
     return value
 
 
@@ -155,6 +156,8 @@ class AgainView(APIView):
 
 
 class OddsView(APIView):
+    throttle_classes = ()  # rolls nothing: the composer asks on every change of the form
+
     @extend_schema(
         request=CheckRequestSerializer, responses=OpenApiTypes.OBJECT, summary="Odds, no roll"
     )

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 
 from campaign.access import require_gm
 from campaign.errors import InvalidInput, NotFound
+from campaign.limits import MAX_REQUEST_BYTES, check_stored_size
 from campaign.models import (
     Campaign,
 )
@@ -43,6 +44,7 @@ def call_for_check(
     characters = [find_character(campaign, value, "characters") for value in character_ids]
     if not isinstance(request, Mapping):
         raise InvalidInput("request", _("expected an object"))
+    check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)
     spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
     allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
     refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from campaign.access import require_controls_character, require_gm, require_player_or_gm
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
+from campaign.limits import MAX_REQUEST_BYTES, check_stored_size
 from campaign.models import (
     Campaign,
     Chapter,
@@ -63,6 +64,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     is_gm = membership.role == Role.GM
     if not isinstance(request, Mapping):
         raise InvalidInput("non_field_errors", _("expected a JSON object"))
+    check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)  # it is kept in the event
     campaign = lock_stream(campaign.pk)
     system, options = campaign.system, campaign.options
     data = dict(request)

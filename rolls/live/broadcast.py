@@ -42,6 +42,7 @@ from django.conf import settings
 from redis.exceptions import MaxConnectionsError
 from redis.exceptions import TimeoutError as RedisTimeout
 
+from accounts.revocation import access_revoked
 from campaign.models import Event, Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.stream import on_event_committed
@@ -50,6 +51,7 @@ from rolls.reads.selectors import present_events
 logger = logging.getLogger("rolls.live")
 
 MESSAGE_TYPE = "feed.event"  # handled by LiveFeedConsumer.feed_event
+REVOKED = "feed.revoked"  # handled by LiveFeedConsumer.feed_revoked
 MEMBER_EVENTS = (MEMBER_ROLE_CHANGED, MEMBER_LEFT)  # change what a socket may see
 
 
@@ -140,7 +142,7 @@ class _Publisher:
             try:
                 await _send(pairs)
             except Exception as error:
-                _not_published(pairs[0][1]["seq"], error)
+                _not_published(pairs[0][1].get("seq"), error)
 
     @classmethod
     def submit(cls, pairs: Pairs) -> bool:
@@ -176,6 +178,20 @@ def publish(event: Event) -> None:
 
 
 on_event_committed(publish)
+
+
+def close_sockets_of(sender: Any = None, *, user_id: int, **kwargs: Any) -> None:
+    """The `access_revoked` listener: every socket of the user, in every process, closes (4401)."""
+    campaign_ids = Membership.objects.filter(user_id=user_id).values_list("campaign_id", flat=True)
+    pairs = [(group_user(cid, user_id), {"type": REVOKED}) for cid in campaign_ids]
+    try:
+        if pairs and not _Publisher.submit(pairs):
+            async_to_sync(_send)(pairs)
+    except Exception:  # the layer is down: the sockets stay open until their next reconnect
+        logger.warning("live feed: could not close the sockets of user %s", user_id, exc_info=True)
+
+
+access_revoked.connect(close_sockets_of)
 
 
 # --- receiving -------------------------------------------------------------------------------

@@ -6,9 +6,9 @@ owner of the character each case acts on); `boris` (another player: alice's char
 alice and boris, and checks of every visibility, built through the services.
 
 What the stack does (asserted below, the same for every endpoint):
-- anonymous: 403 with only `{"detail": …}` — SessionAuthentication comes first and gives no
-  WWW-Authenticate header, so DRF answers 403, never 401; the schema, the docs and the token
-  endpoint are open by design;
+- anonymous: 403 with only `{"detail": …, "code": "not_authenticated"}` — SessionAuthentication
+  comes first and gives no WWW-Authenticate header, so DRF answers 403, never 401; the schema,
+  the docs and the token endpoint are open by design;
 - stranger: 404, the very same answer as for a campaign that does not exist;
 - refusals (403 role/character) append nothing and return only `{field: [message], "code": …}`.
 
@@ -294,6 +294,10 @@ CASES: list[Case] = [
          {**everyone(200), "anonymous": 400}, campaign_scoped=False,
          body=lambda w, who: {"username": who, "password": f"{who}-password"},
          appends=lambda who: False),
+    Case("token.revoke", "DELETE", "api-token", lambda w, who: "/api/auth/token/",
+         signed_in(204), campaign_scoped=False, appends=lambda who: False),
+    Case("socket-ticket", "POST", "api-socket-ticket", lambda w, who: "/api/auth/socket-ticket/",
+         signed_in(201), campaign_scoped=False, appends=lambda who: False),
     Case("rules", "GET", "api-rules", lambda w, who: "/api/rules/", signed_in(200),
          campaign_scoped=False),
     Case("sheet_templates", "GET", "api-sheet-templates", lambda w, who: "/api/sheet-templates/",
@@ -478,7 +482,7 @@ def _visit(w: World, case: Case, who: str) -> None:
     if who == "anonymous" and expected == ANONYMOUS_STATUS:
         # No credentials: DRF's own answer, no WWW-Authenticate (so 403, not 401), no data.
         assert "WWW-Authenticate" not in response
-        assert set(response.json()) == {"detail"}
+        assert response.json() == {"detail": response.json()["detail"], "code": "not_authenticated"}
     elif who == "stranger" and case.campaign_scoped:
         # Exactly what a campaign that does not exist answers: its existence is not confirmed.
         assert_refusal(response, 404, "campaign")

@@ -242,8 +242,8 @@ async def _frames(path: str, token: str) -> list[str]:
     scope = {
         "type": "websocket",
         "path": path,
-        "query_string": f"token={token}&after=0".encode(),  # and the whole log as backlog
-        "headers": [(b"host", b"localhost")],
+        "query_string": b"after=0",  # and the whole log as backlog
+        "headers": [(b"host", b"localhost"), (b"authorization", f"Token {token}".encode())],
         "subprotocols": [],
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),
