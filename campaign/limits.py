@@ -88,6 +88,11 @@ def _check_text(text: str, where: str, limit: int, what: str = "text") -> None:
         raise InvalidInput(where[:150], f"{what} must not contain NUL characters")
 
 
+def plain_json(value: Any) -> Any:
+    """``value`` as it will be stored in a JSON column: ids passed as UUIDs become their text."""
+    return json.loads(json.dumps(value, default=str))
+
+
 def check_stored_size(value: Any, field: str, limit: int) -> None:
     """Refuse a value whose compact JSON is over `limit` bytes (it would be kept for good)."""
     # default=str: services called from Python may pass ids as UUIDs, stored as their text.

@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 
 from campaign.access import require_controls_character, require_gm, require_player_or_gm
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
-from campaign.limits import MAX_REQUEST_BYTES, check_stored_size
+from campaign.limits import MAX_REQUEST_BYTES, check_stored_size, plain_json
 from campaign.models import (
     Campaign,
     Chapter,
@@ -153,7 +153,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         # Decided here, under the lock, so the projector only applies it.
         "failed_attempt": failed_attempt(system, task, first["character_id"], first["result"]),
         # What was asked (a call's request merged in), so the roller can roll it again.
-        "request": {k: v for k, v in data.items() if k not in NOT_REPEATED},
+        "request": plain_json({k: v for k, v in data.items() if k not in NOT_REPEATED}),
         **roller.record,
     }
     scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
