@@ -151,6 +151,8 @@ export class Table {
     check.data = { ...check.data, rolls };
     if (event.type === EVENT.CHECK_FORTUNE_SPENT) check.data.fortune_spent = true;
     check.outcome = first.result.outcome;
+    if (event.dice_marks) check.dice_marks = [...event.dice_marks, ...(check.dice_marks || []).slice(1)];
+    if (event.follow_ups) check.follow_ups = event.follow_ups;
   }
 
   async reload(seq) {
@@ -178,30 +180,16 @@ export class Table {
 
   // --- the feed ---------------------------------------------------------------------------
 
-  buildContext() {
-    const characters = new Map(this.characters.map((c) => [c.id, c]));
-    const stateOf = new Map((this.state.characters || []).map((c) => [c.id, c]));
+  context() {
     return {
       isGm: this.isGm,
-      me: this.me.id,
-      characterName: (id) => characters.get(id)?.name,
-      options: this.campaign.options || {},
       username: (id) => this.usernames.get(id),
-      controls: (characterId) => {
-        if (!characterId) return this.isGm;
-        const character = characters.get(characterId);
-        return this.isGm || Boolean(character && character.owner_id === this.me.id);
-      },
-      resource: (characterId, name) => {
-        const character = characters.get(characterId);
-        return character ? Number((character.resources || {})[name] || 0) : 0;
-      },
-      dramaticFailureAvailable: (check, characterId, mode) => {
-        if (mode === "unlimited") return true;
-        const used = (stateOf.get(characterId) || {}).dramatic_failure_used;
-        if (mode === "per_chapter") return Boolean(this.campaign.chapter && check.chapter === this.campaign.chapter.id && !used);
-        if (mode === "per_scene") return Boolean(this.campaign.scene && !used);
-        return false;
+      // The follow-ups the server offers for a check: the rule-state panel's list when it was read
+      // after the check (it follows periods, balances and other follow-ups), else the check's own.
+      offers: (check) => {
+        const state = this.state || {};
+        if ((state.head_seq || 0) >= check.seq) return (state.follow_ups || {})[check.seq] || [];
+        return check.follow_ups || [];
       },
       act: (kind, seq, body) => this.act(kind, seq, body),
     };
@@ -305,6 +293,8 @@ function checkFromEvent(event) {
     task: p.task,
     manual: p.dice === "manual",
     data: p,
+    dice_marks: event.dice_marks || [],
+    follow_ups: event.follow_ups || [],
   };
 }
 
@@ -312,6 +302,7 @@ function stubFromEvent(event) {
   return {
     seq: event.seq,
     redacted: true,
+    follow_ups: [],
     visibility: event.visibility,
     actor_id: event.actor?.id ?? null,
     created_at: event.created_at,
