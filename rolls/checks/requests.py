@@ -10,9 +10,11 @@ from campaign.errors import Conflict, InvalidInput, NotFound
 from campaign.models import (
     Campaign,
     Character,
+    Membership,
     Session,
 )
 from rolls.models import Check, CheckCall, RuleUse
+from rolls.reads.visibility import require_may_see
 
 COMMON_KEYS = {"character", "traits", "pool", "modifiers", "visibility", "label", "task", "faces"}
 # Keys of the request that describe one roll (also allowed inside `against` and `actions`).
@@ -61,13 +63,17 @@ def find_character(campaign: Campaign, value: Any, field: str = "character") -> 
     return character
 
 
-def helper_checks(campaign: Campaign, session: Session, data: Mapping[str, Any]) -> list[Check]:
+def helper_checks(
+    campaign: Campaign, session: Session, data: Mapping[str, Any], membership: Membership
+) -> list[Check]:
     seqs = data.get("helpers") or []
     if not isinstance(seqs, list) or not all(isinstance(s, int) for s in seqs) or len(seqs) > 8:
         raise InvalidInput("helpers", "expected a list of at most 8 check numbers (seq)")
     helpers = list(Check.objects.filter(campaign=campaign, seq__in=seqs).order_by("seq"))
     if len(helpers) != len(set(seqs)):
         raise NotFound("helpers", "a helper roll is not a check of this campaign")
+    for helper in helpers:  # a hidden helper's successes would show in this roll's pool
+        require_may_see(helper, membership, field="helpers")
     for helper in helpers:
         if helper.session_id != session.pk or helper.kind != "single":
             raise InvalidInput("helpers", f"check #{helper.seq} is not a roll of this session")

@@ -27,7 +27,8 @@ from campaign.models import (
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, TASK_RESET
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
-from rolls.checks.assembly import SYSTEM_KEYS, RollContext, assemble
+from rolls.checks import eligibility
+from rolls.checks.assembly import SYSTEM_KEYS, RuleState, assemble
 from rolls.checks.requests import (
     COMMON_KEYS,
     GM_FLAGS,
@@ -90,8 +91,8 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         campaign, session, seq, data.get("faces"), bool(option(options, system, "manual_dice"))
     )
 
-    helpers = helper_checks(campaign, session, data) if "helpers" in data else []
-    state = read_roll_context(
+    helpers = helper_checks(campaign, session, data, membership) if "helpers" in data else []
+    state = read_rule_state(
         campaign=campaign,
         session=session,
         character=character,
@@ -163,13 +164,12 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
 @transaction.atomic
 def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Check:
     """GM: show a private or blind roll to everyone."""
-    require_gm(campaign, actor)
+    membership = require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
     check = Check.objects.filter(campaign=campaign, seq=seq).first()
     if check is None:
         raise NotFound("check", "no such check in this campaign")
-    if check.visibility == Visibility.PUBLIC or check.revealed:
-        raise Conflict("check", "this roll is already visible to everyone")
+    eligibility.require(eligibility.REVEAL, check, membership, eligibility.Now(campaign))
     append_event(
         campaign=campaign,
         type=CHECK_REVEALED,
@@ -221,9 +221,9 @@ def preview_odds(
         raise InvalidInput("character", "choose one of your characters")
     session = Session.open_in(campaign)
     task = text_field(data, "task", 120)
-    state = RollContext(life_or_death_allowed=membership.role == Role.GM)
-    if session is not None:
-        state = read_roll_context(
+    state = RuleState(life_or_death_allowed=membership.role == Role.GM)
+    if session is not None:  # the state as this member may know it, not what hidden rolls did
+        state = read_rule_state(
             campaign=campaign,
             session=session,
             character=character,
@@ -231,6 +231,7 @@ def preview_odds(
             is_gm=membership.role == Role.GM,
             life_or_death_called=False,
             helpers=[],
+            viewer=membership,
         )
     spec = {k: v for k, v in data.items() if k not in ("against", "actions", "helpers", "mode")}
     refuse_unknown_fields(spec, COMMON_KEYS | set(SYSTEM_KEYS[campaign.system]), campaign.system)

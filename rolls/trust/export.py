@@ -20,8 +20,9 @@ from django.utils import timezone
 from campaign.models import Campaign, Event, Membership, Role, Session
 from eventlog.chain import timestamp
 from rolls.models import Check
-from rolls.reads.selectors import check_visible, present_events
-from rolls.trust.stored_log import event_rows
+from rolls.reads.present import present_events
+from rolls.reads.visibility import may_see
+from rolls.trust.logcheck import event_rows
 
 FORMAT = "tablecheck-log/1"
 # What a redacted event keeps: as much as the live feed shows of it, plus its place in the chain.
@@ -71,7 +72,7 @@ def export_campaign(campaign: Campaign, *, membership: Membership | None = None)
 def _hidden_seqs(campaign: Campaign, membership: Membership) -> set[int]:
     if membership.role == Role.GM:
         return set()
-    # The live feed's own rule (rolls.reads.selectors), so an export never shows more than the feed.
+    # The live feed's own presentation, so an export never shows more than the feed.
     candidates = Event.objects.filter(campaign=campaign, seq__lte=campaign.head_seq).exclude(
         visibility="public"
     )
@@ -88,7 +89,7 @@ def checks_csv(campaign: Campaign, *, membership: Membership | None = None) -> s
     checks = [
         check
         for check in Check.objects.filter(campaign=campaign).order_by("seq")
-        if membership is None or check_visible(check, membership)
+        if membership is None or may_see(check, membership)
     ]
     sessions = dict(Session.objects.filter(campaign=campaign).values_list("id", "number"))
     User = get_user_model()

@@ -302,7 +302,6 @@ function stubFromEvent(event) {
   return {
     seq: event.seq,
     redacted: true,
-    follow_ups: [],
     visibility: event.visibility,
     actor_id: event.actor?.id ?? null,
     created_at: event.created_at,

@@ -21,9 +21,9 @@ from django.test import Client
 
 from campaign import services
 from campaign.models import Event, Membership
-from rolls.broadcast import group_all, group_gm, group_user, messages_for
-from rolls.consumers import LiveFeedConsumer
-from rolls.selectors import events_for
+from rolls.live.broadcast import group_all, group_gm, group_user, messages_for
+from rolls.live.consumers import LiveFeedConsumer
+from rolls.reads.selectors import events_for
 from tests.api.conftest import World, dump
 
 pytestmark = pytest.mark.django_db
@@ -121,7 +121,7 @@ def test_every_channel_shows_a_roll_as_the_visibility_rule_says(
         if viewer == "gm" and visibility != "public" and not revealed:
             expected.add("reveal")
         detail = w.client(viewer).get(w.url(f"checks/{seq}/")).json()
-        assert {o["kind"] for o in detail["follow_ups"]} == expected, viewer
+        assert {o["kind"] for o in detail.get("follow_ups", [])} == expected, viewer
         state = w.client(viewer).get(w.url("state/")).json()
         assert {o["kind"] for o in state["follow_ups"].get(str(seq), [])} == expected, viewer
         frame = _socket_view(w, seq, viewer)

@@ -1,0 +1,192 @@
+"""Checks and events as one member may see them, with the follow-ups that member may apply now
+and the dice marks the rules gave each die: the shape of every door (REST, socket, first paint,
+audit, exports).
+
+The REST API, the socket's catch-up and its live frames, the pages and the exports all present
+through this module, and it asks `rolls.reads.visibility.may_see` for every item: a player sees
+exactly the same thing over any of them. What may not be seen is a stub that keeps the seq (so
+feeds stay gapless) and says only that something happened, and by whom.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth import get_user_model
+
+from campaign.models import Campaign, Event, Membership, Session
+from eventlog.chain import timestamp
+from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
+from rolls.checks import eligibility
+from rolls.models import Check
+from rolls.reads.visibility import Facts, may_see
+from rolls.systems.marks import dice_marks
+
+FEED_LIMIT = 200  # checks a table page starts with
+# Follow-ups point at the check they belong to; its visibility governs them.
+CHECK_EVENT_TYPES = (CHECK_ROLLED, *FOLLOWUP_TYPES)
+
+
+def marks_of(system: str, data: dict[str, Any]) -> list[list[list[dict[str, Any]]]]:
+    """The dice marks of every roll of a check (its data or its event's payload)."""
+    return [dice_marks(system, roll["check"], roll["result"]) for roll in data.get("rolls", [])]
+
+
+def present_check(
+    check: Check, viewer: Membership, now: eligibility.Now | None = None
+) -> dict[str, Any]:
+    """A check as ``viewer`` may see it; ``now`` shares one reading of the table across many."""
+    shown: dict[str, Any] = {
+        "seq": check.seq,
+        "kind": check.kind,
+        "system": check.system,
+        "visibility": check.visibility,
+        "revealed": check.revealed,
+        "actor_id": check.actor_id,
+        "created_at": check.created_at,
+    }
+    if not may_see(check, viewer):
+        return {**shown, "redacted": True}
+    data = check.data
+    return {
+        **shown,
+        "redacted": False,
+        "outcome": check.outcome,
+        "character": check.character_id,
+        "session": check.session_id,
+        "chapter": check.chapter_id,
+        "label": check.label,
+        "task": check.task,
+        "manual": check.manual,
+        "data": data,
+        "dice_marks": marks_of(check.system, data),
+        "follow_ups": eligibility.offers(check, viewer, now or _now(check.campaign_id, viewer)),
+    }
+
+
+def present_checks(checks: Iterable[Check], viewer: Membership) -> list[dict[str, Any]]:
+    now = _now(viewer.campaign_id, viewer)
+    return [present_check(check, viewer, now) for check in checks]
+
+
+def _now(campaign_id: int, viewer: Membership) -> eligibility.Now:
+    return eligibility.Now(Campaign.objects.get(pk=campaign_id), knower=viewer)
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+def _target_seq(event: Event) -> int | None:
+    if event.type == CHECK_ROLLED:
+        return event.seq
+    if event.type in FOLLOWUP_TYPES or event.type == CHECK_REVEALED:
+        return event.payload.get("check_seq")
+    return None
+
+
+def _facts(event: Event, checks: dict[int, Check]) -> Check | Facts:
+    """What decides an event's visibility: its check's, or its own."""
+    target = _target_seq(event)
+    if target is not None and event.type != CHECK_REVEALED and target in checks:
+        return checks[target]
+    return Facts(event.visibility, audience=[event.actor_id])
+
+
+class _EventPresenter:
+    """Presents a batch of events for any number of members, reading what they share once."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        campaign_ids = {event.campaign_id for event in events}
+        targets = {seq for event in events if (seq := _target_seq(event)) is not None}
+        self.checks: dict[int, Check] = {}
+        if targets and len(campaign_ids) == 1:
+            rows = Check.objects.filter(campaign_id__in=campaign_ids, seq__in=targets)
+            self.checks = {check.seq: check for check in rows}
+        self.names = _usernames({event.actor_id for event in events})
+
+    def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
+        now = _now(viewer.campaign_id, viewer) if self.events else None
+        return [self._one(event, viewer, now) for event in self.events]
+
+    def _one(self, event: Event, viewer: Membership, now: eligibility.Now | None) -> dict[str, Any]:
+        shown: dict[str, Any] = {
+            "seq": event.seq,
+            "type": event.type,
+            "created_at": timestamp(event.created_at),
+            "actor": {"id": event.actor_id, "username": self.names.get(event.actor_id)},
+            "visibility": event.visibility,
+        }
+        if not may_see(_facts(event, self.checks), viewer):
+            shown["redacted"] = True
+            return shown
+        shown.update(
+            redacted=False,
+            session=_text(event.session_id),
+            scene=_text(event.scene_id),
+            chapter=_text(event.chapter_id),
+            character=_text(event.character_id),
+            payload=event.payload,
+            hash=event.hash,
+        )
+        check = self.checks.get(_target_seq(event) or 0)
+        if event.type == CHECK_ROLLED:
+            shown["dice_marks"] = marks_of(event.payload["system"], event.payload)
+        elif event.type in FOLLOWUP_TYPES and check is not None:
+            roll = check.event.payload["rolls"][0]
+            amended = {
+                **roll,
+                **{k: event.payload[k] for k in ("check", "result") if k in event.payload},
+            }
+            shown["dice_marks"] = marks_of(check.system, {"rolls": [amended]})
+        if check is not None and event.type in CHECK_EVENT_TYPES and now is not None:
+            shown["follow_ups"] = eligibility.offers(check, viewer, now)
+        return shown
+
+
+def present_events(events: Iterable[Event], viewer: Membership) -> list[dict[str, Any]]:
+    return _EventPresenter(list(events)).for_member(viewer)
+
+
+def present_to_each(event: Event, members: list[Membership]) -> dict[int, dict[str, Any]]:
+    """One event as each member may see it (the live feed's per-audience rendering)."""
+    presenter = _EventPresenter([event])
+    return {member.user_id: presenter.for_member(member)[0] for member in members}
+
+
+def _usernames(user_ids: set[int | None]) -> dict[int, str]:
+    ids = {user_id for user_id in user_ids if user_id is not None}
+    if not ids:
+        return {}
+    User = get_user_model()
+    return dict(User.objects.filter(pk__in=ids).values_list("pk", User.USERNAME_FIELD))
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+# --- the feed window -------------------------------------------------------------------------
+
+
+def feed_window(campaign: Campaign, head: int) -> list[Check]:
+    """The checks a table page shows: the open session's (the last FEED_LIMIT of them), or the
+    last FEED_LIMIT when no session is open."""
+    session = Session.open_in(campaign)
+    checks = Check.objects.filter(campaign=campaign, seq__lte=head)
+    if session is not None:
+        checks = checks.filter(seq__gt=session.started_seq)
+    return list(checks.order_by("-seq")[:FEED_LIMIT])[::-1]
+
+
+def follow_ups_by_seq(campaign: Campaign, viewer: Membership, head: int) -> dict[str, list]:
+    """The follow-ups ``viewer`` may apply now to the checks of the feed window, by seq."""
+    now = eligibility.Now(campaign, knower=viewer)
+    offered = {}
+    for check in feed_window(campaign, head):
+        if may_see(check, viewer):
+            found = eligibility.offers(check, viewer, now)
+            if found:
+                offered[str(check.seq)] = found
+    return offered
