@@ -231,3 +231,16 @@ def test_a_desperate_all_sixes_roll_marks_only_sixes_as_hits(build_world) -> Non
     check = w.client("boris").get(w.url(f"checks/{seq}/")).json()
     [chains] = check["dice_marks"]
     assert [die["face"] for chain in chains for die in chain if "success" in die["marks"]] == [6]
+
+
+def test_the_dramatic_failure_hint_names_the_campaigns_limit() -> None:
+    """The hint said "once per chapter" whatever the mode; the offer's `limit` picks it now."""
+    from django.utils import translation
+
+    from pages.templatetags.tablecheck import ui_strings
+
+    with translation.override("en"):
+        texts = ui_strings()["t"]
+    assert "once per scene" in texts["dramatic_failure_hint_per_scene"]
+    assert "once per chapter" in texts["dramatic_failure_hint_per_chapter"]
+    assert "once" not in texts["dramatic_failure_hint_unlimited"]
