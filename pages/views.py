@@ -41,6 +41,7 @@ from eventlog.event_types import (
     SESSION_STARTED,
 )
 from pages.templatetags.tablecheck import OUTCOMES, SYSTEM_NAMES, option_rows, ui_strings
+from rolls import eligibility
 from rolls.models import Check
 from rolls.reads.present import feed_window, present_check, present_checks
 from rolls.reads.selectors import events_for
@@ -379,9 +380,11 @@ def audit(request: HttpRequest, campaign_id: int | None = None) -> HttpResponse:
         .values_list("pk", "username")
     )
     rows = []
+    nows: dict[int, eligibility.Now] = {}  # one reading of each campaign's table for its rows
     for check in page_checks:
         membership = by_campaign[check.campaign_id]
-        data = present_check(check, membership)
+        now = nows.setdefault(check.campaign_id, eligibility.Now(membership.campaign, membership))
+        data = present_check(check, membership, now)
         rows.append(
             {
                 "key": f"{check.campaign_id}-{check.seq}",
