@@ -24,7 +24,7 @@ from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, by_
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Visibility
 from rolls.models import Check
 from rolls.reads.known import dramatic_failure_taken, resources_for
-from rolls.reads.visibility import require_may_see
+from rolls.reads.visibility import may_see, require_may_see
 from rolls.rules import option
 from rolls.systems import age, cofd, nice_damnit
 
@@ -72,6 +72,14 @@ class Now:
     def scene(self) -> Scene | None:
         return Scene.open_in(self.campaign)
 
+    def known_to(self, viewer: Membership) -> Now:
+        """The same reading of the table, for what ``viewer`` may know (balances are theirs)."""
+        other = Now(self.campaign, viewer, _characters=self._characters)
+        for shared in ("chapter", "scene"):
+            if shared in self.__dict__:
+                other.__dict__[shared] = self.__dict__[shared]
+        return other
+
     def character(self, character_id: UUID) -> Character | None:
         if character_id not in self._characters:
             found = Character.objects.filter(pk=character_id).first()
@@ -96,7 +104,7 @@ def _character_of(check: Check, viewer: Membership, now: Now) -> Character:
 
 def _for_roll(check: Check, viewer: Membership, now: Now, system: str) -> Character:
     """What every follow-up of a roll requires, the hidden-roll refusal first."""
-    if viewer.role == Role.OBSERVER:
+    if not may_act(viewer):
         raise NotAllowed("role", "observers watch the game; they cannot act in it")
     require_may_see(check, viewer)
     if now.campaign.system != system or check.kind != "single":
@@ -202,12 +210,20 @@ def require(kind: str, check: Check, viewer: Membership, now: Now) -> Offer:
     return RULES[kind](check, viewer, now)
 
 
+def may_act(viewer: Membership) -> bool:
+    """Observers watch the game; players and GMs may apply follow-ups."""
+    return viewer.role != Role.OBSERVER
+
+
 def offers(check: Check, viewer: Membership, now: Now) -> list[dict[str, Any]]:
     """Every follow-up ``viewer`` may apply to ``check`` now, as `follow_ups` lists them."""
-    if viewer.role == Role.OBSERVER:
+    if not may_act(viewer) or not may_see(check, viewer):
         return []
-    if viewer.role != Role.GM and check.character_id is None:
-        return []  # only GMs act for no character
+    if viewer.role != Role.GM:
+        try:  # a player acts only for their own characters: nothing to ask the rules otherwise
+            _character_of(check, viewer, now)
+        except DomainError:
+            return []
     shown = []
     for kind in (*BY_SYSTEM.get(now.campaign.system, ()), REVEAL):
         try:

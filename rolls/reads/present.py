@@ -15,7 +15,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from campaign.models import Campaign, Event, Membership, Session
+from campaign.models import Campaign, Event, Membership, Session, Visibility
 from eventlog.chain import timestamp
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
 from rolls.checks import eligibility
@@ -98,19 +98,31 @@ class _EventPresenter:
 
     def __init__(self, events: list[Event]) -> None:
         self.events = events
-        campaign_ids = {event.campaign_id for event in events}
-        targets = {seq for event in events if (seq := _target_seq(event)) is not None}
-        self.checks: dict[int, Check] = {}
-        if targets and len(campaign_ids) == 1:
-            rows = Check.objects.filter(campaign_id__in=campaign_ids, seq__in=targets)
-            self.checks = {check.seq: check for check in rows}
         self.names = _usernames({event.actor_id for event in events})
+        self._checks: dict[int, Check] | None = None
+        self._now: eligibility.Now | None = None  # one reading of the table, shared by members
+
+    @property
+    def checks(self) -> dict[int, Check]:
+        """The checks the events belong to, read once, when a hidden event or an offer needs
+        them (a public event shown to someone who may not act needs none)."""
+        if self._checks is None:
+            targets = {seq for event in self.events if (seq := _target_seq(event)) is not None}
+            self._checks = {}
+            if targets:
+                rows = Check.objects.filter(campaign_id=self.events[0].campaign_id, seq__in=targets)
+                self._checks = {check.seq: check for check in rows}
+        return self._checks
+
+    def now_for(self, viewer: Membership) -> eligibility.Now:
+        if self._now is None:
+            self._now = _now(viewer.campaign_id, viewer)
+        return self._now.known_to(viewer)
 
     def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
-        now = _now(viewer.campaign_id, viewer) if self.events else None
-        return [self._one(event, viewer, now) for event in self.events]
+        return [self._one(event, viewer) for event in self.events]
 
-    def _one(self, event: Event, viewer: Membership, now: eligibility.Now | None) -> dict[str, Any]:
+    def _one(self, event: Event, viewer: Membership) -> dict[str, Any]:
         shown: dict[str, Any] = {
             "seq": event.seq,
             "type": event.type,
@@ -118,7 +130,8 @@ class _EventPresenter:
             "actor": {"id": event.actor_id, "username": self.names.get(event.actor_id)},
             "visibility": event.visibility,
         }
-        if not may_see(_facts(event, self.checks), viewer):
+        public = event.visibility == Visibility.PUBLIC  # needs no check row to decide
+        if not (public or may_see(_facts(event, self.checks), viewer)):
             shown["redacted"] = True
             return shown
         shown.update(
@@ -130,18 +143,23 @@ class _EventPresenter:
             payload=event.payload,
             hash=event.hash,
         )
-        check = self.checks.get(_target_seq(event) or 0)
+        if event.type not in CHECK_EVENT_TYPES:
+            return shown
         if event.type == CHECK_ROLLED:
             shown["dice_marks"] = marks_of(event.payload["system"], event.payload)
-        elif event.type in FOLLOWUP_TYPES and check is not None:
+        check = self.checks.get(_target_seq(event) or 0) if event.type != CHECK_ROLLED else None
+        if check is not None:  # a follow-up: the first roll as it amended it
             roll = check.event.payload["rolls"][0]
             amended = {
                 **roll,
                 **{k: event.payload[k] for k in ("check", "result") if k in event.payload},
             }
             shown["dice_marks"] = marks_of(check.system, {"rolls": [amended]})
-        if check is not None and event.type in CHECK_EVENT_TYPES and now is not None:
-            shown["follow_ups"] = eligibility.offers(check, viewer, now)
+        shown["follow_ups"] = []
+        if eligibility.may_act(viewer):
+            check = self.checks.get(_target_seq(event) or 0)
+            if check is not None:
+                shown["follow_ups"] = eligibility.offers(check, viewer, self.now_for(viewer))
         return shown
 
 

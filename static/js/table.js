@@ -31,7 +31,10 @@ export class Table {
     this.announcer = $("#announcer");
     this.toasts = $("#toasts");
     this.refresh = {
-      state: this.refresher(async () => (this.state = await this.api.get("state/")), "state"),
+      state: this.refresher(async () => {
+        this.state = await this.api.get("state/");
+        this.stateAt = performance.now();
+      }, "state"),
       characters: this.refresher(async () => (this.characters = await this.api.get("characters/")), "characters"),
       members: this.refresher(async () => {
         this.members = await this.api.get("members/");
@@ -103,10 +106,10 @@ export class Table {
       this.usernames.set(event.actor?.id, event.actor?.username || this.usernames.get(event.actor?.id));
       if (type === EVENT.CHECK_ROLLED) {
         const check = event.redacted ? stubFromEvent(event) : checkFromEvent(event);
-        if (!this.checks.has(check.seq)) this.checks.set(check.seq, check);
-        changed.push(check.seq);
-        this.announce(this.checks.get(check.seq));
-        touched.add("state");
+        check.receivedAt = performance.now();
+        this.checks.set(check.seq, check);
+        this.announce(check);
+        touched.add("state").add("feed");
         if (!event.redacted && event.payload.call_id) touched.add("calls");
         if (!event.redacted && event.payload.system === "cofd") touched.add("characters");
       } else if (FOLLOWUP_EVENTS.includes(type)) {
@@ -153,12 +156,16 @@ export class Table {
     check.outcome = first.result.outcome;
     if (event.dice_marks) check.dice_marks = [...event.dice_marks, ...(check.dice_marks || []).slice(1)];
     if (event.follow_ups) check.follow_ups = event.follow_ups;
+    check.receivedAt = performance.now();
   }
 
   async reload(seq) {
     if (!seq) return;
     try {
-      this.showCheck(await this.api.get(`checks/${seq}/`));
+      const check = await this.api.get(`checks/${seq}/`);
+      check.receivedAt = performance.now();
+      this.checks.set(seq, check);
+      this.renderFeed();
     } catch {
       /* the next catch-up will bring it */
     }
@@ -185,10 +192,12 @@ export class Table {
       isGm: this.isGm,
       username: (id) => this.usernames.get(id),
       // The follow-ups the server offers for a check: the rule-state panel's list when it was read
-      // after the check (it follows periods, balances and other follow-ups), else the check's own.
+      // after the check arrived and covers it (it follows periods, balances and other follow-ups),
+      // else the check's own.
       offers: (check) => {
         const state = this.state || {};
-        if ((state.head_seq || 0) >= check.seq) return (state.follow_ups || {})[check.seq] || [];
+        const fresher = (this.stateAt || 0) >= (check.receivedAt || 0);
+        if (fresher && (state.head_seq || 0) >= check.seq) return (state.follow_ups || {})[check.seq] || [];
         return check.follow_ups || [];
       },
       act: (kind, seq, body) => this.act(kind, seq, body),
@@ -197,7 +206,10 @@ export class Table {
 
   async act(kind, seq, body = {}) {
     try {
-      this.showCheck(await this.api.post(`checks/${seq}/${kind}/`, body));
+      const check = await this.api.post(`checks/${seq}/${kind}/`, body);
+      check.receivedAt = performance.now();
+      this.checks.set(check.seq, check);
+      this.renderFeed();
       this.refresh.state();
       this.refresh.characters();
     } catch (error) {
