@@ -41,7 +41,7 @@ from eventlog.event_types import (
     SESSION_STARTED,
 )
 from pages.templatetags.tablecheck import OUTCOMES, SYSTEM_NAMES, option_rows, ui_strings
-from rolls import eligibility
+from rolls.checks import eligibility
 from rolls.models import Check
 from rolls.reads.present import feed_window, present_check, present_checks
 from rolls.reads.selectors import events_for

@@ -1,6 +1,6 @@
 """Follow-ups after a roll (intentional dramatic failure, Fortune, extra Nice!): each takes the
-stream lock, asks the follow-up's rule (`rolls.eligibility`, the same one that lists what a page
-offers) on the true state, and appends one event."""
+stream lock, asks the follow-up's rule (`rolls.checks.eligibility`, the same one that lists what
+a page offers) on the true state, and appends one event."""
 
 from __future__ import annotations
 
