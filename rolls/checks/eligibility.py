@@ -63,6 +63,7 @@ class Now:
     knower: Membership | None = None
     _balances: dict[str, dict[str, int]] = field(default_factory=dict)
     _characters: dict[UUID, Character | None] = field(default_factory=dict)
+    _taken: dict[tuple[UUID, UUID], bool] = field(default_factory=dict)
 
     @cached_property
     def chapter(self) -> Chapter | None:
@@ -85,6 +86,17 @@ class Now:
             found = Character.objects.filter(pk=character_id).first()
             self._characters[character_id] = found
         return self._characters[character_id]
+
+    def dramatic_failure_taken(self, period_id: UUID, character_id: UUID) -> bool:
+        key = (period_id, character_id)
+        if key not in self._taken:
+            self._taken[key] = dramatic_failure_taken(
+                campaign=self.campaign,
+                period_id=period_id,
+                character_id=character_id,
+                viewer=self.knower,
+            )
+        return self._taken[key]
 
     def resource(self, character: Character, name: str) -> int:
         key = str(character.pk)
@@ -127,12 +139,7 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
         current = now.chapter if mode == "per_chapter" else now.scene
         if period_id is None or current is None or current.pk != period_id:
             raise Conflict(name, f"this roll's {name} is over (or none was open when it was made)")
-        if dramatic_failure_taken(
-            campaign=now.campaign,
-            period_id=period_id,
-            character_id=character.pk,
-            viewer=now.knower,
-        ):
+        if now.dramatic_failure_taken(period_id, character.pk):
             raise Conflict(
                 "check",
                 f"{character.name} has already taken an intentional dramatic failure this {name}",
