@@ -94,8 +94,18 @@ function markedChain(chain) {
   return parts.length === 1 ? parts[0] : h("span", { class: "chain" }, parts);
 }
 
+// What a screen reader says of the dice: each chain's faces, with what happened to them.
+function spokenDie(mark) {
+  const marks = new Set(mark.marks || []);
+  const face = marks.has("drama") && !marks.has("rerolled") ? `${t("drama_die")} ${mark.face}` : String(mark.face);
+  if (marks.has("rerolled")) return `${mark.face} ${t("rerolled")}`;
+  if (marks.has("exploded")) return `↯ ${face}`;
+  if (marks.has("fortune")) return `→ ${face}`;
+  return face;
+}
+
 function spoken(chains) {
-  return chains.map((chain) => chain.map((mark) => ((mark.marks || []).includes("exploded") ? `↯ ${mark.face}` : String(mark.face))).join(" ")).join(", ");
+  return chains.map((chain) => chain.map(spokenDie).join(" ")).join(", ");
 }
 
 export function drawRoll(system, roll, marks) {
