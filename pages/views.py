@@ -43,9 +43,9 @@ from eventlog.event_types import (
 from pages.templatetags.tablecheck import OUTCOMES, SYSTEM_NAMES, option_rows, ui_strings
 from rolls.checks import eligibility
 from rolls.models import Check
+from rolls.reads.allowances import allowances_for
 from rolls.reads.present import feed_window, present_check, present_checks
 from rolls.reads.selectors import events_for
-from rolls.reads.state import rule_state_for
 from rolls.reads.visibility import may_see
 from rolls.systems import SYSTEM_IDS
 from rolls.trust.stored_log import verify_campaigns
@@ -188,7 +188,7 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
         },
         "characters": character_data(list(Character.objects.filter(campaign=campaign)), membership),
         "members": MemberSerializer(members.order_by("joined_seq"), many=True).data,
-        "state": rule_state_for(campaign, membership, head=head),
+        "state": allowances_for(campaign, membership, head=head),
         "checks": present_checks(recent, membership),
         "markers": events_for(
             membership=membership, after=since, until=head, types=MARKER_TYPES, limit=500

@@ -29,8 +29,8 @@ from rolls.api.serializers import (
 from rolls.checks import calls, followups, services
 from rolls.models import Check, CheckCall
 from rolls.reads import selectors
+from rolls.reads.allowances import allowances_for
 from rolls.reads.present import present_check, present_checks
-from rolls.reads.state import rule_state_for
 from rolls.trust.export import checks_csv, export_campaign
 
 

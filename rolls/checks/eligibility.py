@@ -20,7 +20,7 @@ from typing import Any
 from uuid import UUID
 
 from campaign.access import require_controls_character
-from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, by_the_rules
+from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, call_rules
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Visibility
 from rolls.models import Check
 from rolls.reads.known import dramatic_failure_taken, resources_for
@@ -129,9 +129,7 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
     mode = option(now.campaign.options, "cofd", "intentional_dramatic_failure")
     if mode == "off":
         raise Conflict("check", "intentional dramatic failures are off in this campaign")
-    by_the_rules(
-        cofd.intentional_dramatic_failure, check.data["rolls"][0]["result"], prefix="check."
-    )
+    call_rules(cofd.intentional_dramatic_failure, check.data["rolls"][0]["result"], prefix="check.")
     period_id = None
     if mode in ("per_chapter", "per_scene"):
         name = "chapter" if mode == "per_chapter" else "scene"

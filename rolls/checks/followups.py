@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from campaign.access import require_player_or_gm
-from campaign.errors import Conflict, InvalidInput, NotFound, by_the_rules
+from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
 from campaign.models import Campaign, Membership
 from eventlog.event_types import (
     CHECK_DRAMATIC_FAILURE_TAKEN,
@@ -59,7 +59,7 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
     campaign, membership, check, now = _followup_target(campaign, actor, seq)
     offer = eligibility.require(eligibility.DRAMATIC_FAILURE, check, membership, now)
     result = check.data["rolls"][0]["result"]
-    new_result = by_the_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
+    new_result = call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
     return _append_followup(
         campaign,
         actor,
@@ -83,7 +83,7 @@ def spend_fortune(
     offer = eligibility.require(eligibility.FORTUNE, check, membership, now)
     roll = check.data["rolls"][0]
     change = {"die": die, "value": value}
-    cost = by_the_rules(age.fortune_cost, change, prefix="")
+    cost = call_rules(age.fortune_cost, change, prefix="")
     if cost > offer.balance["fortune"]:
         # No balance in the message: the true one may differ from what this member may know.
         name = roll["character_name"]

@@ -75,7 +75,7 @@ def read_roll_context(
     life_or_death_called: bool,
     helpers: list[Check],
     viewer: Membership | None = None,
-) -> RuleState:
+) -> RollContext:
     """The state the rules decide on (``viewer`` None), or as ``viewer`` may know it (odds)."""
     attempt = 1
     if character is not None:

@@ -28,7 +28,7 @@ from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, TASK_RESET
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
 from rolls.checks import eligibility
-from rolls.checks.assembly import SYSTEM_KEYS, RuleState, assemble
+from rolls.checks.assembly import SYSTEM_KEYS, RollContext, assemble
 from rolls.checks.requests import (
     COMMON_KEYS,
     GM_FLAGS,
@@ -92,7 +92,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     )
 
     helpers = helper_checks(campaign, session, data, membership) if "helpers" in data else []
-    state = read_rule_state(
+    state = read_roll_context(
         campaign=campaign,
         session=session,
         character=character,
@@ -221,9 +221,9 @@ def preview_odds(
         raise InvalidInput("character", "choose one of your characters")
     session = Session.open_in(campaign)
     task = text_field(data, "task", 120)
-    state = RuleState(life_or_death_allowed=membership.role == Role.GM)
+    state = RollContext(life_or_death_allowed=membership.role == Role.GM)
     if session is not None:  # the state as this member may know it, not what hidden rolls did
-        state = read_rule_state(
+        state = read_roll_context(
             campaign=campaign,
             session=session,
             character=character,

@@ -80,7 +80,7 @@ def event_frame(shown: dict[str, Any]) -> str:
 def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     """(group, message) pairs for one committed event, in the order they are to be sent.
 
-    `audience` tells the consumer whom the text was rendered for ("any", "gm" or "member"), so a
+    `rendered_for` tells the consumer whom the text was rendered for ("any", "gm" or "member"), so a
     socket whose role changed meanwhile renders the event itself instead of using it. A check's
     frame differs per member (what they may see, the follow-ups they may apply), so the GMs' text
     goes to the GM group, each member whose text differs from the most common one gets theirs in
@@ -101,18 +101,20 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     gms = [m.user_id for m in memberships if m.role == Role.GM]
     others = [m.user_id for m in memberships if m.role != Role.GM]
     if len(set(texts.values())) == 1:
-        return [(group_all(cid), {**base, "audience": "any", "text": next(iter(texts.values()))})]
+        return [
+            (group_all(cid), {**base, "rendered_for": "any", "text": next(iter(texts.values()))})
+        ]
     pairs: list[tuple[str, dict[str, Any]]] = []
     if gms:  # every GM sees everything and may apply every follow-up: one text
-        pairs.append((group_gm(cid), {**base, "audience": "gm", "text": texts[gms[0]]}))
+        pairs.append((group_gm(cid), {**base, "rendered_for": "gm", "text": texts[gms[0]]}))
     if not others:
         return pairs
     common = Counter(texts[uid] for uid in others).most_common(1)[0][0]
     own = sorted(uid for uid in others if texts[uid] != common)
     for user_id in own:
-        message = {**base, "audience": "member", "text": texts[user_id]}
+        message = {**base, "rendered_for": "member", "text": texts[user_id]}
         pairs.append((group_user(cid, user_id), message))
-    message = {**base, "audience": "member", "text": common, "full_for": own}
+    message = {**base, "rendered_for": "member", "text": common, "full_for": own}
     pairs.append((group_all(cid), message))
     return pairs
 

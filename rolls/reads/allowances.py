@@ -11,7 +11,7 @@ from rolls.reads.known import known_uses, resources_for
 from rolls.reads.present import follow_ups_by_seq
 
 
-def rule_state_for(
+def allowances_for(
     campaign: Campaign, membership: Membership, head: int | None = None
 ) -> dict[str, Any]:
     """Beats, Fortune, free botches, intentional dramatic failures and retries as they stand,

@@ -22,7 +22,7 @@ from eventlog.chain import timestamp
 from rolls.models import Check
 from rolls.reads.present import present_events
 from rolls.reads.visibility import may_see
-from rolls.trust.logcheck import event_rows
+from rolls.trust.stored_log import event_rows
 
 FORMAT = "tablecheck-log/1"
 # What a redacted event keeps: as much as the live feed shows of it, plus its place in the chain.
