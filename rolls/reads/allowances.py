@@ -1,5 +1,5 @@
-"""The rule-state panels: resources, what the stateful rules have used up, and the follow-ups
-each check offers, per member."""
+"""What the stateful rules allow now (GET …/state/): resources, what the rules have used up, and
+the follow-ups each check of the feed offers, per member."""
 
 from __future__ import annotations
 
