@@ -176,7 +176,7 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
     data = campaign_data(campaign, membership)  # head_seq first: the feed resumes after it
     head = data["head_seq"]
     session = Session.open_in(campaign)
-    recent = feed_window(campaign, head)
+    recent, more_checks = feed_window(campaign, head)
     since = session.started_seq - 1 if session else (recent[0].seq - 1 if recent else head)
     members = Membership.objects.filter(campaign=campaign).select_related("user")
     return {
@@ -190,6 +190,7 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
         "members": MemberSerializer(members.order_by("joined_seq"), many=True).data,
         "state": allowances_for(campaign, membership, head=head),
         "checks": present_checks(recent, membership),
+        "more_checks": more_checks,
         "markers": events_for(
             membership=membership, after=since, until=head, types=MARKER_TYPES, limit=500
         ),

@@ -70,8 +70,13 @@ class CheckListView(WriteView):
         after = _int_param(request, "after", 0)
         before = _int_param(request, "before")
         limit = min(_int_param(request, "limit", 100) or 100, 500)
-        checks = Check.objects.filter(campaign=campaign, seq__gt=after).order_by("seq")[:limit]
-        return Response(present_checks(checks, membership))
+        checks = Check.objects.filter(campaign=campaign, seq__gt=after)
+        if before is None:
+            page = list(checks.order_by("seq")[:limit])
+        else:
+            # A feed's "show older": the page just below what it shows.
+            page = list(checks.filter(seq__lt=before).order_by("-seq")[:limit])[::-1]
+        return Response(present_checks(page, membership))
 
     @extend_schema(
         request=CheckRequestSerializer, responses={201: CheckSerializer}, summary="Roll a check"

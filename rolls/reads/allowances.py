@@ -55,6 +55,7 @@ def allowances_for(
                 ),
             }
         )
+    offered, first_seq = follow_ups_by_seq(campaign, membership, head)
     return {
         "head_seq": head,
         "system": campaign.system,
@@ -67,5 +68,6 @@ def allowances_for(
         ),
         "characters": characters,
         "retries": retries,
-        "follow_ups": follow_ups_by_seq(campaign, membership, head),
+        "follow_ups": offered,
+        "follow_ups_from": first_seq,
     }

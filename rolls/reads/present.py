@@ -23,7 +23,7 @@ from rolls.models import Check
 from rolls.reads.visibility import Facts, may_see
 from rolls.systems.marks import dice_marks
 
-FEED_LIMIT = 200  # checks a table page starts with
+FEED_LIMIT = 50  # the first paint; older rolls load on demand (GET …/checks/?before=)
 # Follow-ups point at the check they belong to; its visibility governs them.
 CHECK_EVENT_TYPES = (CHECK_ROLLED, *FOLLOWUP_TYPES)
 
@@ -188,23 +188,28 @@ def _text(value: object) -> str | None:
 # --- the feed window -------------------------------------------------------------------------
 
 
-def feed_window(campaign: Campaign, head: int) -> list[Check]:
-    """The checks a table page shows: the open session's (the last FEED_LIMIT of them), or the
-    last FEED_LIMIT when no session is open."""
+def feed_window(campaign: Campaign, head: int) -> tuple[list[Check], bool]:
+    """The checks a table page starts with: the last FEED_LIMIT of the open session's (of all,
+    when no session is open), and whether there are older ones."""
     session = Session.open_in(campaign)
     checks = Check.objects.filter(campaign=campaign, seq__lte=head)
     if session is not None:
         checks = checks.filter(seq__gt=session.started_seq)
-    return list(checks.order_by("-seq")[:FEED_LIMIT])[::-1]
+    recent = list(checks.order_by("-seq")[: FEED_LIMIT + 1])[::-1]
+    return recent[-FEED_LIMIT:], len(recent) > FEED_LIMIT
 
 
-def follow_ups_by_seq(campaign: Campaign, viewer: Membership, head: int) -> dict[str, list]:
-    """The follow-ups ``viewer`` may apply now to the checks of the feed window, by seq."""
+def follow_ups_by_seq(
+    campaign: Campaign, viewer: Membership, head: int
+) -> tuple[dict[str, list], int]:
+    """The follow-ups ``viewer`` may apply now to the checks of the feed window, by seq, and the
+    first seq the window covers (older checks carry their own `follow_ups`)."""
     now = eligibility.Now(campaign, knower=viewer)
+    window, _ = feed_window(campaign, head)
     offered = {}
-    for check in feed_window(campaign, head):
+    for check in window:
         if may_see(check, viewer):
             found = eligibility.offers(check, viewer, now)
             if found:
                 offered[str(check.seq)] = found
-    return offered
+    return offered, window[0].seq if window else head + 1

@@ -251,7 +251,7 @@ export function markerItem(event, ctx = null) {
 // The server lists what this viewer may apply to a check now, with costs and choices
 // (`follow_ups`, docs/websocket.md); the page draws one button or form per offer and decides none.
 
-function followups(check, ctx) {
+export function followups(check, ctx) {
   const drawn = ctx
     .offers(check)
     .map((offer) => (OFFER_VIEWS[offer.kind] || (() => null))(check, offer, ctx))

@@ -106,10 +106,10 @@ export class Table {
       this.usernames.set(event.actor?.id, event.actor?.username || this.usernames.get(event.actor?.id));
       if (type === EVENT.CHECK_ROLLED) {
         const check = event.redacted ? stubFromEvent(event) : checkFromEvent(event);
-        check.receivedAt = performance.now();
-        this.checks.set(check.seq, check);
-        this.announce(check);
-        touched.add("state").add("feed");
+        if (!this.checks.has(check.seq)) this.checks.set(check.seq, { ...check, receivedAt: performance.now() });
+        changed.push(check.seq);
+        this.announce(this.checks.get(check.seq));
+        touched.add("state");
         if (!event.redacted && event.payload.call_id) touched.add("calls");
         if (!event.redacted && event.payload.system === "cofd") touched.add("characters");
       } else if (FOLLOWUP_EVENTS.includes(type)) {
@@ -162,10 +162,7 @@ export class Table {
   async reload(seq) {
     if (!seq) return;
     try {
-      const check = await this.api.get(`checks/${seq}/`);
-      check.receivedAt = performance.now();
-      this.checks.set(seq, check);
-      this.renderFeed();
+      this.showCheck(await this.api.get(`checks/${seq}/`));
     } catch {
       /* the next catch-up will bring it */
     }
@@ -187,17 +184,21 @@ export class Table {
 
   // --- the feed ---------------------------------------------------------------------------
 
-  context() {
+  buildContext() {
+    const characters = new Map(this.characters.map((c) => [c.id, c]));
     return {
       isGm: this.isGm,
+      me: this.me.id,
+      characterName: (id) => characters.get(id)?.name,
       username: (id) => this.usernames.get(id),
       // The follow-ups the server offers for a check: the rule-state panel's list when it was read
-      // after the check arrived and covers it (it follows periods, balances and other follow-ups),
-      // else the check's own.
+      // after the check arrived and its window covers the check (it follows periods, balances and
+      // other follow-ups), else the check's own (an older check loaded on demand has its own).
       offers: (check) => {
         const state = this.state || {};
         const fresher = (this.stateAt || 0) >= (check.receivedAt || 0);
-        if (fresher && (state.head_seq || 0) >= check.seq) return (state.follow_ups || {})[check.seq] || [];
+        const covered = (state.head_seq || 0) >= check.seq && check.seq >= (state.follow_ups_from ?? Infinity);
+        if (fresher && covered) return (state.follow_ups || {})[check.seq] || [];
         return check.follow_ups || [];
       },
       act: (kind, seq, body) => this.act(kind, seq, body),
@@ -206,10 +207,7 @@ export class Table {
 
   async act(kind, seq, body = {}) {
     try {
-      const check = await this.api.post(`checks/${seq}/${kind}/`, body);
-      check.receivedAt = performance.now();
-      this.checks.set(check.seq, check);
-      this.renderFeed();
+      this.showCheck(await this.api.post(`checks/${seq}/${kind}/`, body));
       this.refresh.state();
       this.refresh.characters();
     } catch (error) {
@@ -219,6 +217,7 @@ export class Table {
 
   // A check this page got from the API (its own roll, a follow-up, a reveal): one card changes.
   showCheck(check) {
+    check.receivedAt = performance.now();
     this.checks.set(check.seq, check);
     this.arrive(check.seq);
   }
