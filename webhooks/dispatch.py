@@ -30,7 +30,7 @@ from campaign.models import Campaign, Event, Membership, Role
 from eventlog import event_types as types
 from eventlog.stream import on_event_committed
 from rolls.reads.chronicle import chronicle_entry
-from rolls.reads.selectors import present_events
+from rolls.reads.present import present_events
 from rolls.words import SYSTEM_NAMES
 from webhooks.models import Delivery, Webhook
 from webhooks.services import PUBLIC, check_url, public_types

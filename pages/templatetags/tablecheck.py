@@ -287,8 +287,15 @@ JS_TEXT: dict[str, Any] = {
     "in_feed": _("#{n} in the feed"),
     # follow-ups
     "dramatic_failure": _("Fail dramatically for a Beat"),
-    "dramatic_failure_hint": _(
+    # the hint follows the campaign's option, which the server names in the offer's `limit`
+    "dramatic_failure_hint_per_chapter": _(
         "Turn this failure into a dramatic failure and earn a Beat (once per chapter)."
+    ),
+    "dramatic_failure_hint_per_scene": _(
+        "Turn this failure into a dramatic failure and earn a Beat (once per scene)."
+    ),
+    "dramatic_failure_hint_unlimited": _(
+        "Turn this failure into a dramatic failure and earn a Beat."
     ),
     "fortune": _("Spend Fortune"),
     "fortune_die": _("Die"),

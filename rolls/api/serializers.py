@@ -60,6 +60,12 @@ class CheckSerializer(serializers.Serializer):
     visibility = serializers.CharField()
     outcome = serializers.CharField(required=False)
     data = serializers.JSONField(required=False)
+    dice_marks = serializers.JSONField(
+        required=False, help_text="per roll, chains of dice with their marks (docs/websocket.md)"
+    )
+    follow_ups = serializers.JSONField(
+        required=False, help_text="the follow-ups I may apply now, with choices and costs"
+    )
 
 
 class FortuneSerializer(serializers.Serializer):
@@ -92,3 +98,5 @@ class EventSerializer(serializers.Serializer):
     payload = serializers.JSONField(required=False)
     prev_hash = serializers.CharField(help_text="the previous event's hash (the chain link)")
     hash = serializers.CharField(help_text="this event's chain hash; keep the last as a receipt")
+    dice_marks = serializers.JSONField(required=False, help_text="check events: which dice counted")
+    follow_ups = serializers.JSONField(required=False, help_text="check events: what I may apply")

@@ -34,6 +34,7 @@ from rolls.checks import calls, followups, rollbox, services
 from rolls.models import Check, CheckCall
 from rolls.reads import selectors
 from rolls.reads.allowances import allowances_for
+from rolls.reads.present import present_check, present_checks
 from rolls.trust.export import checks_csv, export_campaign
 
 
@@ -41,32 +42,6 @@ def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise InvalidInput("non_field_errors", gettext("expected a JSON object"))
     return request.data
-
-
-def check_data(check: Check, membership: Membership) -> dict[str, Any]:
-    shown: dict[str, Any] = {
-        "seq": check.seq,
-        "kind": check.kind,
-        "system": check.system,
-        "visibility": check.visibility,
-        "revealed": check.revealed,
-        "actor_id": check.actor_id,
-        "created_at": check.created_at,
-    }
-    if not selectors.check_visible(check, membership):
-        return {**shown, "redacted": True}
-    return {
-        **shown,
-        "redacted": False,
-        "outcome": check.outcome,
-        "character": check.character_id,
-        "session": check.session_id,
-        "chapter": check.chapter_id,
-        "label": check.label,
-        "task": check.task,
-        "manual": check.manual,
-        "data": check.data,
-    }
 
 
 def _int_param(request: Request, name: str, default: int | None = None) -> int | None:
@@ -105,7 +80,7 @@ class CheckListView(WriteView):
         else:
             # A feed's "show older": the page just below what it shows.
             page = list(checks.filter(seq__lt=before).order_by("-seq")[:limit])[::-1]
-        return Response([check_data(check, membership) for check in page])
+        return Response(present_checks(page, membership))
 
     @extend_schema(
         request=CheckRequestSerializer, responses={201: CheckSerializer}, summary="Roll a check"
@@ -115,7 +90,7 @@ class CheckListView(WriteView):
         check = services.check_roll(
             campaign=campaign, actor=request.user, request=json_object(request)
         )
-        return Response(check_data(check, membership), status=status.HTTP_201_CREATED)
+        return Response(present_check(check, membership), status=status.HTTP_201_CREATED)
 
 
 class ParseView(APIView):
@@ -141,7 +116,7 @@ class ParseView(APIView):
         )
 
 
-class AgainView(APIView):
+class AgainView(WriteView):
     @extend_schema(
         request=AgainSerializer,
         responses={201: CheckSerializer},
@@ -152,7 +127,7 @@ class AgainView(APIView):
         check = rollbox.roll_again(
             campaign=campaign, actor=request.user, seq=seq, changes=json_object(request)
         )
-        return Response(check_data(check, membership), status=status.HTTP_201_CREATED)
+        return Response(present_check(check, membership), status=status.HTTP_201_CREATED)
 
 
 class OddsView(APIView):
@@ -177,7 +152,7 @@ class CheckDetailView(APIView):
         check = Check.objects.filter(campaign=campaign, seq=seq).first()
         if check is None:
             raise NotFound("check", gettext("no such check in this campaign"))
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class DramaticFailureView(WriteView):
@@ -185,7 +160,7 @@ class DramaticFailureView(WriteView):
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         check = followups.take_dramatic_failure(campaign=campaign, actor=request.user, seq=seq)
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class FortuneView(WriteView):
@@ -200,7 +175,7 @@ class FortuneView(WriteView):
             die=data.get("die"),
             value=data.get("value"),
         )
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class ExtraNiceView(WriteView):
@@ -211,7 +186,7 @@ class ExtraNiceView(WriteView):
         check = followups.take_extra_nice(
             campaign=campaign, actor=request.user, seq=seq, count=data.get("count")
         )
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class RevealView(WriteView):
@@ -219,7 +194,7 @@ class RevealView(WriteView):
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         check = services.reveal_check(campaign=campaign, actor=request.user, seq=seq)
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class TaskResetView(WriteView):

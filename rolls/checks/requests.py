@@ -13,10 +13,12 @@ from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
 from campaign.models import (
     Campaign,
     Character,
+    Membership,
     Session,
 )
 from rolls.checks.assembly import Assembled, RollContext, assemble
 from rolls.models import Check, CheckCall, RuleUse
+from rolls.reads.visibility import require_may_see
 from rolls.systems.errors import RuleError
 from rolls.systems.traits import sheet_for_roll
 
@@ -93,13 +95,17 @@ def find_character(campaign: Campaign, value: Any, field: str = "character") -> 
     return character
 
 
-def helper_checks(campaign: Campaign, session: Session, data: Mapping[str, Any]) -> list[Check]:
+def helper_checks(
+    campaign: Campaign, session: Session, data: Mapping[str, Any], membership: Membership
+) -> list[Check]:
     seqs = data.get("helpers") or []
     if not isinstance(seqs, list) or not all(isinstance(s, int) for s in seqs) or len(seqs) > 8:
         raise InvalidInput("helpers", _("expected a list of at most 8 check numbers (seq)"))
     helpers = list(Check.objects.filter(campaign=campaign, seq__in=seqs).order_by("seq"))
     if len(helpers) != len(set(seqs)):
         raise NotFound("helpers", _("a helper roll is not a check of this campaign"))
+    for helper in helpers:  # a hidden helper's successes would show in this roll's pool
+        require_may_see(helper, membership, field="helpers")
     for helper in helpers:
         if helper.session_id != session.pk or helper.kind != "single":
             raise InvalidInput(

@@ -12,6 +12,7 @@ from campaign.errors import InvalidInput, call_rules
 from campaign.models import (
     Campaign,
     Character,
+    Membership,
     Session,
     SessionSecret,
 )
@@ -22,8 +23,9 @@ from rolls.checks.requests import (
     ROLL_KEYS,
     find_character,
 )
-from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.rules import RETRY_SYSTEMS, compare, option
+from rolls.models import Check
+from rolls.reads.known import failed_attempts, free_botch_available
+from rolls.rules import compare
 from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, storyteller
 
 
@@ -96,19 +98,20 @@ def read_roll_context(
     is_gm: bool,
     life_or_death_called: bool,
     helpers: list[Check],
+    viewer: Membership | None = None,
 ) -> RollContext:
-    system, options = campaign.system, campaign.options
+    """The state the rules decide on (``viewer`` None), or as ``viewer`` may know it (odds)."""
     attempt = 1
-    if task and character and system in RETRY_SYSTEMS:
-        row = TaskAttempts.objects.filter(campaign=campaign, character_id=character.pk, task=task)
-        attempt += row.values_list("failures", flat=True).first() or 0
-    free_botch = False
-    mode = option(options, system, "free_botch") if system == "storyteller" else "off"
-    if mode != "off" and character is not None:
-        used = RuleUse.objects.filter(campaign=campaign, rule="free_botch", period_id=session.pk)
-        if mode == "per_character":
-            used = used.filter(character_id=character.pk)
-        free_botch = not used.exists()
+    if character is not None:
+        attempt += failed_attempts(
+            campaign=campaign, character_id=character.pk, task=task, viewer=viewer
+        )
+    free_botch = free_botch_available(
+        campaign=campaign,
+        session_id=session.pk,
+        character_id=character.pk if character else None,
+        viewer=viewer,
+    )
     bonus = cofd.teamwork_bonus([h.data["rolls"][0]["result"] for h in helpers]) if helpers else 0
     return RollContext(
         attempt=attempt,

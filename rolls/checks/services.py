@@ -29,6 +29,7 @@ from campaign.models import (
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, TASK_RESET
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
+from rolls.checks import eligibility
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
     COMMON_KEYS,
@@ -100,7 +101,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     manual = bool(option(options, system, "manual_dice"))
     roller = Roller(campaign, session, seq, data.get("faces"), manual, client_seed)
 
-    helpers = helper_checks(campaign, session, data) if "helpers" in data else []
+    helpers = helper_checks(campaign, session, data, membership) if "helpers" in data else []
     state = read_roll_context(
         campaign=campaign,
         session=session,
@@ -174,13 +175,12 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
 @transaction.atomic
 def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Check:
     """GM: show a private or blind roll to everyone."""
-    require_gm(campaign, actor)
+    membership = require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
     check = Check.objects.filter(campaign=campaign, seq=seq).first()
     if check is None:
         raise NotFound("check", _("no such check in this campaign"))
-    if check.visibility == Visibility.PUBLIC or check.revealed:
-        raise Conflict("check", _("this roll is already visible to everyone"))
+    eligibility.require(eligibility.REVEAL, check, membership, eligibility.Now(campaign))
     append_event(
         campaign=campaign,
         type=CHECK_REVEALED,
@@ -233,7 +233,7 @@ def preview_odds(
     session = Session.open_in(campaign)
     task = text_field(data, "task", 120)
     state = RollContext(life_or_death_allowed=membership.role == Role.GM)
-    if session is not None:
+    if session is not None:  # the state as this member may know it, not what hidden rolls did
         state = read_roll_context(
             campaign=campaign,
             session=session,
@@ -242,6 +242,7 @@ def preview_odds(
             is_gm=membership.role == Role.GM,
             life_or_death_called=False,
             helpers=[],
+            viewer=membership,
         )
     spec = {k: v for k, v in data.items() if k not in ("against", "actions", "helpers", "mode")}
     refuse_unknown_fields(spec, COMMON_KEYS | set(SYSTEM_KEYS[campaign.system]), campaign.system)

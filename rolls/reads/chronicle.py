@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy
 
 from campaign.models import Campaign, Event, Membership, Session
 from eventlog import event_types as types
-from rolls.reads.selectors import present_events
+from rolls.reads.present import present_events
 from rolls.words import outcome_name
 
 PERIOD_EVENTS = {

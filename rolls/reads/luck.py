@@ -21,7 +21,7 @@ from django.core.cache import cache
 from campaign.models import Campaign, Membership, Role, Session
 from rolls import luck
 from rolls.models import Check, VerificationCheckpoint
-from rolls.reads.selectors import check_visible
+from rolls.reads.visibility import may_see
 from rolls.systems import RuleError
 
 # A report is recomputed only when the log moves on; this bounds how long an unused one is kept.
@@ -118,7 +118,7 @@ def visible_rolls(
     rolled: list[RolledDie] = []
     for values in rows.iterator(chunk_size=2000):
         check = _CheckRow(*values)
-        if not check_visible(check, membership):  # type: ignore[arg-type]
+        if not may_see(check, membership):  # type: ignore[arg-type]
             continue
         for entry in check.payload.get("rolls", ()):
             rolled.append(_entry(check, entry))

@@ -20,7 +20,8 @@ from django.utils import timezone
 from campaign.models import Campaign, Event, Membership, Role, Session
 from eventlog.chain import hashed_document, timestamp
 from rolls.models import Check
-from rolls.reads.selectors import check_visible, present_events
+from rolls.reads.present import present_events
+from rolls.reads.visibility import may_see
 from rolls.trust.stored_log import event_rows
 
 FORMAT = "tablecheck-log/2"  # 2: sealed hidden events, per-roll keys
@@ -70,7 +71,7 @@ def export_campaign(campaign: Campaign, *, membership: Membership | None = None)
 def _hidden_seqs(campaign: Campaign, membership: Membership) -> set[int]:
     if membership.role == Role.GM:
         return set()
-    # The live feed's own rule (rolls.reads.selectors), so an export never shows more than the feed.
+    # The live feed's own presentation, so an export never shows more than the feed.
     candidates = Event.objects.filter(campaign=campaign, seq__lte=campaign.head_seq).exclude(
         visibility="public"
     )
@@ -89,7 +90,7 @@ def checks_csv(campaign: Campaign, *, membership: Membership | None = None) -> s
     checks = [
         check
         for check in Check.objects.filter(campaign=campaign).order_by("seq")
-        if membership is None or check_visible(check, membership)
+        if membership is None or may_see(check, membership)
     ]
     sessions = dict(Session.objects.filter(campaign=campaign).values_list("id", "number"))
     User = get_user_model()

@@ -456,7 +456,7 @@ export class Composer {
           "div",
           { class: "last-roll" },
           h("span", { class: "last-who" }, roll.character_name || t("npc")),
-          drawRoll(check.system, roll),
+          drawRoll(check.system, roll, (check.dice_marks || [])[0]),
           outcome(check.system, roll),
           h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq })),
         ),
