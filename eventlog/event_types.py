@@ -21,6 +21,7 @@ MEMBER_ROLE_CHANGED = "member.role_changed"
 MEMBER_LEFT = "member.left"
 CHARACTER_CREATED = "character.created"
 CHARACTER_CHANGED = "character.changed"
+CHARACTER_WILLPOWER_RESTORED = "character.willpower_restored"
 CHAPTER_STARTED = "chapter.started"
 CHAPTER_ENDED = "chapter.ended"
 SESSION_STARTED = "session.started"
@@ -59,6 +60,7 @@ PAYLOADS: dict[str, Payload] = {
     MEMBER_LEFT: Payload(("user_id",)),
     CHARACTER_CREATED: Payload(("character_id", "owner_id", "name", "traits", "resources")),
     CHARACTER_CHANGED: Payload(("character_id",), ("name", "traits", "resources", "owner_id")),
+    CHARACTER_WILLPOWER_RESTORED: Payload(("character_id", "amount")),
     CHAPTER_STARTED: _PERIOD_STARTED,
     CHAPTER_ENDED: _PERIOD_ENDED,
     # A session commits to its dice seed when it starts and reveals it, with a receipt of the

@@ -24,6 +24,7 @@ from rolls.api.serializers import (
     ExtraNiceSerializer,
     FortuneSerializer,
     TaskResetSerializer,
+    WillpowerSerializer,
 )
 from rolls.checks import calls, followups, services
 from rolls.models import Check, CheckCall
@@ -176,6 +177,21 @@ class RevealView(APIView):
         campaign, membership = campaign_for(request, campaign_id)
         check = services.reveal_check(campaign=campaign, actor=request.user, seq=seq)
         return Response(check_data(check, membership))
+
+
+class WillpowerRestoreView(APIView):
+    @extend_schema(
+        request=WillpowerSerializer, responses=OpenApiTypes.OBJECT, summary="GM: restore Willpower"
+    )
+    def post(self, request: Request, campaign_id: int, character_id: str) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        character = services.restore_willpower(
+            campaign=campaign,
+            actor=request.user,
+            character_id=character_id,
+            amount=json_object(request).get("amount"),
+        )
+        return Response({"character": str(character.pk), "resources": character.resources})
 
 
 class TaskResetView(APIView):

@@ -20,6 +20,7 @@ from rolls.checks.assembly import SYSTEM_KEYS, RollContext, assemble
 from rolls.checks.requests import (
     COMMON_KEYS,
     find_character,
+    parse_uuid,
     refuse_unknown_fields,
 )
 from rolls.models import CheckCall
@@ -43,7 +44,8 @@ def call_for_check(
         raise InvalidInput("request", "expected an object")
     spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
     allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
-    refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
+    # Willpower is the answering player's to spend, never the call's.
+    refuse_unknown_fields(spec, allowed - {"willpower"}, campaign.system, prefix="request.")
     for character in characters:  # the call must be rollable by everyone it names
         call_rules(
             assemble,
@@ -73,7 +75,8 @@ def call_for_check(
 def close_call(*, campaign: Campaign, actor: AbstractBaseUser, call_id: Any) -> None:
     require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
-    call = CheckCall.objects.filter(campaign=campaign, pk=str(call_id), closed=False).first()
+    call_pk = parse_uuid(call_id, "call")
+    call = CheckCall.objects.filter(campaign=campaign, pk=call_pk, closed=False).first()
     if call is None:
         raise NotFound("call", "no open call for a check with this id")
     append_event(

@@ -567,7 +567,11 @@ class StreamVerifier:
         if "failed_attempt" in payload:  # recorded since rolls.rules; older events decide it later
             first = rolls[0]
             expected = failed_attempt(
-                system, payload["task"], first["character_id"], first["result"]
+                system,
+                payload["task"],
+                first["character_id"],
+                first["result"],
+                bool(first["rules"].get("not_escalating")),
             )
             if payload["failed_attempt"] != expected:
                 recorded = payload["failed_attempt"]

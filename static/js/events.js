@@ -8,6 +8,7 @@ export const EVENT = Object.freeze({
   MEMBER_LEFT: "member.left",
   CHARACTER_CREATED: "character.created",
   CHARACTER_CHANGED: "character.changed",
+  CHARACTER_WILLPOWER_RESTORED: "character.willpower_restored",
   CHAPTER_STARTED: "chapter.started",
   CHAPTER_ENDED: "chapter.ended",
   SESSION_STARTED: "session.started",

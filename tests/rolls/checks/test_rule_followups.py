@@ -8,9 +8,9 @@ from collections import Counter
 import pytest
 
 from rolls.models import Check, RuleUse
-from tests.checks.conftest import first_roll
-from tests.checks.rulebook import refused, set_options
-from tests.checks.test_concurrency import N, run_at_once
+from tests.rolls.checks.conftest import first_roll
+from tests.rolls.checks.rulebook import refused, set_options
+from tests.rolls.checks.test_concurrency import N, run_at_once
 
 
 def test_a_second_dramatic_failure_on_the_same_roll_is_a_conflict(table):

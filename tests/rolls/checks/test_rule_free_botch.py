@@ -9,8 +9,8 @@ import pytest
 from campaign import services
 from campaign.models import Session, SessionSecret
 from rolls.systems import HmacDice, roll
-from tests.checks.conftest import first_roll
-from tests.checks.rulebook import character_state, set_options
+from tests.rolls.checks.conftest import first_roll
+from tests.rolls.checks.rulebook import character_state, set_options
 
 BOTCH = [1, 3, 5]  # B6: S=0, O=1
 FAIL = [2, 3, 4]

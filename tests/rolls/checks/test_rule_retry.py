@@ -9,8 +9,8 @@ import pytest
 
 from campaign import services
 from rolls.systems import storyteller
-from tests.checks.conftest import first_roll
-from tests.checks.rulebook import refused_roll
+from tests.rolls.checks.conftest import first_roll
+from tests.rolls.checks.rulebook import refused_roll
 
 FAIL7 = [2] * 7  # Physical 3 + Lockpicking 4
 LOCK = {"traits": ["Physical", "Lockpicking"], "task": "the vault"}
