@@ -141,12 +141,18 @@ def spend_willpower(system: str, rolls: list[dict[str, Any]]) -> None:
             entry["willpower_spent"] = 1
             wanted[entry["character_id"]] = wanted.get(entry["character_id"], 0) + 1
     for character_id, points in wanted.items():
-        character = Character.objects.get(pk=character_id)
-        balance = int(character.resources.get("willpower", 0))
-        if points > balance:
-            raise Conflict(
-                "willpower", f"{character.name} has {balance} Willpower; this roll needs {points}"
-            )
+        require_willpower(Character.objects.get(pk=character_id), points)
+
+
+def require_willpower(character: Character | None, points: int) -> None:
+    """The balance, as read under the stream lock, covers the spend (409 naming the field)."""
+    if character is None:
+        raise InvalidInput("willpower", "Willpower is spent by a character")
+    balance = int(character.resources.get("willpower", 0))
+    if points > balance:
+        raise Conflict(
+            "willpower", f"{character.name} has {balance} Willpower; this roll needs {points}"
+        )
 
 
 def roll_entry(

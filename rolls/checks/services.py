@@ -51,6 +51,7 @@ from rolls.checks.rolling import (
     multiple_actions,
     opposed_rolls,
     read_roll_context,
+    require_willpower,
     roll_entry,
     spend_willpower,
 )
@@ -105,6 +106,10 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         raise InvalidInput("visibility", f"must be one of {', '.join(Visibility.values)}")
     label = text_field(data, "label", 200)
     task = text_field(data, "task", 120)
+    if data.get("willpower") is True:
+        # Before any die is drawn: with server dice a refusal after rolling would meet the
+        # same faces at the same seq on the next try.
+        require_willpower(character, 1)
     seq = campaign.head_seq + 1
     roller = Roller(
         campaign, session, seq, data.get("faces"), bool(option(options, system, "manual_dice"))
