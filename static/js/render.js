@@ -21,6 +21,10 @@ export function eyeSlash(label) {
   return icon(EYE_SLASH, label);
 }
 
+// Circumstances a roll records, and who set them (the server's words, translated).
+const CIRCUMSTANCES = { under_pressure: "circ_under_pressure", extended: "circ_extended", stressful: "circ_stressful" };
+const SET_BY = { player: "by_player", gm: "by_gm", call: "by_call", default: "by_default" };
+
 function signedNumber(n) {
   return n < 0 ? `−${Math.abs(n)}` : `+${n}`;
 }
@@ -89,7 +93,7 @@ export function breakdown(system, roll) {
   } else if (rules.attempt > 1) tail.push(t("attempt", { n: rules.attempt }));
   const circumstances = roll.circumstances || {};
   for (const [name, said] of Object.entries(circumstances)) {
-    if (said.value) tail.push(`${t(`circ_${name}`)} (${t(`by_${said.by}`)})`);
+    if (said.value) tail.push(`${t(CIRCUMSTANCES[name] || name)} (${t(SET_BY[said.by] || said.by)})`);
   }
   return h(
     "div",
