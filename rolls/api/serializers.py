@@ -84,3 +84,7 @@ class EventSerializer(serializers.Serializer):
     visibility = serializers.CharField()
     redacted = serializers.BooleanField()
     payload = serializers.JSONField(required=False)
+
+
+class WillpowerSerializer(serializers.Serializer):
+    amount = serializers.IntegerField(min_value=1, max_value=20)

@@ -22,6 +22,7 @@ from rolls.checks.requests import (
     COMMON_KEYS,
     assemble_from_sheet,
     find_character,
+    parse_uuid,
     refuse_unknown_fields,
 )
 from rolls.models import CheckCall
@@ -45,7 +46,8 @@ def call_for_check(
         raise InvalidInput("request", _("expected an object"))
     spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
     allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
-    refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
+    # Willpower is the answering player's to spend, never the call's.
+    refuse_unknown_fields(spec, allowed - {"willpower"}, campaign.system, prefix="request.")
     for character in characters:  # the call must be rollable by everyone it names
         assemble_from_sheet(
             campaign, character, spec, RollContext(life_or_death_allowed=True), prefix="request."
@@ -69,7 +71,8 @@ def call_for_check(
 def close_call(*, campaign: Campaign, actor: AbstractBaseUser, call_id: Any) -> None:
     require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
-    call = CheckCall.objects.filter(campaign=campaign, pk=str(call_id), closed=False).first()
+    call_pk = parse_uuid(call_id, "call")
+    call = CheckCall.objects.filter(campaign=campaign, pk=call_pk, closed=False).first()
     if call is None:
         raise NotFound("call", _("no open call for a check with this id"))
     append_event(

@@ -83,6 +83,12 @@ def take_dramatic_failure(*, campaign: Campaign, actor: AbstractBaseUser, seq: i
     if mode == "off":
         raise Conflict("check", gettext("intentional dramatic failures are off in this campaign"))
     result = check.data["rolls"][0]["result"]
+    if result.get("intentional"):
+        # The rule refuses because the roll was already converted: a conflict, like the
+        # losers of a race on different rolls (#12, item 6), not bad input.
+        raise Conflict(
+            "check", gettext("this roll has already been turned into a dramatic failure")
+        )
     new_result = call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
     period_id = None
     if mode in ("per_chapter", "per_scene"):
@@ -119,11 +125,19 @@ def spend_fortune(
 ) -> Check:
     """AGE: after the roll, pay Fortune to set one die (the Drama Die costs double)."""
     campaign, _, check, character = _followup_target(campaign, actor, seq, "age")
+    roll = check.data["rolls"][0]
     if not option(campaign.options, "age", "fortune_dice"):
         raise Conflict("check", gettext("Fortune dice are off in this campaign"))
+    if not roll["check"]["fortune_dice"]:  # what the roll was made under
+        raise Conflict(
+            "check", gettext("this roll was made without Fortune dice (they were off then)")
+        )
+    if roll["result"]["outcome"] == "auto_failure" or not roll["faces"]:
+        raise Conflict(
+            "check", gettext("this roll rolled no dice (an automatic failure): no die to set")
+        )
     if check.data.get("fortune_spent"):
         raise Conflict("check", gettext("Fortune has already changed a die of this roll"))
-    roll = check.data["rolls"][0]
     change = {"die": die, "value": value}
     cost = call_rules(age.fortune_cost, change, prefix="")
     balance = int(character.resources.get("fortune", 0))

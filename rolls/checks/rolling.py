@@ -4,11 +4,12 @@ of single, multiple-action and opposed checks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.utils.translation import gettext as _
 
-from campaign.errors import InvalidInput, call_rules
+from campaign.errors import Conflict, InvalidInput, call_rules
 from campaign.models import (
     Campaign,
     Character,
@@ -20,10 +21,11 @@ from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
     MAX_ACTIONS,
     ROLL_KEYS,
+    WILLPOWER_SYSTEMS,
     find_character,
 )
 from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.rules import RETRY_SYSTEMS, compare, option
+from rolls.rules import RETRY_SYSTEMS, compare, option, task_key
 from rolls.systems import HmacDice, cofd, d6pool, storyteller
 
 
@@ -69,6 +71,45 @@ class Roller:
         return list(faces), result
 
 
+class FreeBotches:
+    """Who may still turn a botch into a failure this session (RULES 2.7, A.2).
+
+    Decided from the log under any scoping (#12, item 4): a free botch consumed under either
+    scope counts as that character's and as the table's. So ``per_character``: this character
+    has consumed none this session; ``per_table``: nobody has. Rolls inside one event consume
+    in order, so a second botch in the same declaration stays a botch.
+    """
+
+    def __init__(self, campaign: Campaign, session: Session) -> None:
+        storyteller_table = campaign.system == "storyteller"
+        self.mode = (
+            option(campaign.options, "storyteller", "free_botch") if storyteller_table else "off"
+        )
+        used = RuleUse.objects.filter(campaign=campaign, rule="free_botch", period_id=session.pk)
+        self.used = {str(c) for c in used.values_list("character_id", flat=True)}
+
+    def available(self, character: Character | None) -> bool:
+        if self.mode == "off" or character is None:  # an unnamed NPC has no allowance to track
+            return False
+        if self.mode == "per_table":
+            return not self.used
+        return str(character.pk) not in self.used
+
+    def consumed(self, character: Character | None, result: Mapping[str, Any]) -> None:
+        if character is not None and result.get("free_botch_consumed"):
+            self.used.add(str(character.pk))
+
+
+def attempt_number(campaign: Campaign, character: Character | None, task: str) -> int:
+    """1 + the failed attempts so far at this task (names match whatever their case)."""
+    if not task or character is None or campaign.system not in RETRY_SYSTEMS:
+        return 1
+    row = TaskAttempts.objects.filter(
+        campaign=campaign, character_id=character.pk, task=task_key(task)
+    )
+    return 1 + (row.values_list("failures", flat=True).first() or 0)
+
+
 def read_roll_context(
     *,
     campaign: Campaign,
@@ -78,27 +119,51 @@ def read_roll_context(
     is_gm: bool,
     life_or_death_called: bool,
     helpers: list[Check],
+    circumstances_by: str = "player",
+    free_botches: FreeBotches | None = None,
 ) -> RollContext:
-    system, options = campaign.system, campaign.options
-    attempt = 1
-    if task and character and system in RETRY_SYSTEMS:
-        row = TaskAttempts.objects.filter(campaign=campaign, character_id=character.pk, task=task)
-        attempt += row.values_list("failures", flat=True).first() or 0
-    free_botch = False
-    mode = option(options, system, "free_botch") if system == "storyteller" else "off"
-    if mode != "off" and character is not None:
-        used = RuleUse.objects.filter(campaign=campaign, rule="free_botch", period_id=session.pk)
-        if mode == "per_character":
-            used = used.filter(character_id=character.pk)
-        free_botch = not used.exists()
+    free_botches = free_botches or FreeBotches(campaign, session)
     bonus = cofd.teamwork_bonus([h.data["rolls"][0]["result"] for h in helpers]) if helpers else 0
     return RollContext(
-        attempt=attempt,
-        free_botch_available=free_botch,
+        attempt=attempt_number(campaign, character, task),
+        free_botch_available=free_botches.available(character),
         teamwork_bonus=bonus,
         helper_count=len(helpers),
         life_or_death_allowed=is_gm or life_or_death_called,
+        circumstances_by=circumstances_by,
     )
+
+
+def spend_willpower(system: str, rolls: list[dict[str, Any]]) -> None:
+    """At most 1 Willpower per roll, checked against the balance read under the stream lock;
+    the roll entry records the spend and the projector takes it off the character."""
+    wanted: dict[str, int] = {}
+    for entry in rolls:
+        if entry["check"].get("willpower") or entry["rules"].get("willpower"):
+            if system not in WILLPOWER_SYSTEMS:
+                raise InvalidInput(
+                    "willpower", _("{system} has no Willpower").format(system=system)
+                )
+            if not entry["character_id"]:
+                raise InvalidInput("willpower", _("Willpower is spent by a character"))
+            entry["willpower_spent"] = 1
+            wanted[entry["character_id"]] = wanted.get(entry["character_id"], 0) + 1
+    for character_id, points in wanted.items():
+        require_willpower(Character.objects.get(pk=character_id), points)
+
+
+def require_willpower(character: Character | None, points: int) -> None:
+    """The balance, as read under the stream lock, covers the spend (409 naming the field)."""
+    if character is None:
+        raise InvalidInput("willpower", _("Willpower is spent by a character"))
+    balance = int(character.resources.get("willpower", 0))
+    if points > balance:
+        raise Conflict(
+            "willpower",
+            _("{name} has {balance} Willpower; this roll needs {points}").format(
+                name=character.name, balance=balance, points=points
+            ),
+        )
 
 
 def roll_entry(
@@ -119,16 +184,15 @@ def roll_entry(
         "check": assembled.check,
         "faces": faces,
         "result": result,
+        **({"circumstances": assembled.circumstances} if assembled.circumstances else {}),
     }
 
 
-def multiple_actions(data, character, build, roller, state, system) -> list[dict[str, Any]]:
-    if system != "storyteller":
-        raise InvalidInput("actions", _("multiple actions are a Storyteller rule"))
+def multiple_actions(data, character, build, roller, state, free_botches) -> list[dict[str, Any]]:
     actions = data["actions"]
     if not isinstance(actions, list) or not 2 <= len(actions) <= MAX_ACTIONS:
         raise InvalidInput("actions", _("declare 2 to {n} actions").format(n=MAX_ACTIONS))
-    shared = {k: v for k, v in data.items() if k in ("difficulty", "stressful")}
+    shared = {k: v for k, v in data.items() if k in ("difficulty", "stressful", "willpower")}
     specs, bases = [], []
     for index, action in enumerate(actions):
         if not isinstance(action, Mapping) or set(action) - (ROLL_KEYS | {"difficulty"}):
@@ -136,31 +200,44 @@ def multiple_actions(data, character, build, roller, state, system) -> list[dict
                 f"actions.{index}",
                 _("an action has traits, pool, modifiers, difficulty and label"),
             )
-        spec = {**shared, **action}
+        # Willpower is spent once per declaration (one turn): on its first action.
+        spec = {**shared, **action, "willpower": bool(shared.get("willpower")) and index == 0}
         specs.append(spec)
         bases.append(build(spec, character, state, prefix=f"actions.{index}.").check["pool"])
     pools = storyteller.multiple_action_pools(bases)
     rolls = []
     for index, (spec, pool) in enumerate(zip(specs, pools, strict=True)):
-        assembled = build(spec, character, state, prefix=f"actions.{index}.")
+        own = replace(state, free_botch_available=free_botches.available(character))
+        if pool <= 0:  # §2.9: this action cannot be attempted, Willpower or not
+            spec = {**spec, "willpower": False}
+        assembled = build(spec, character, own, prefix=f"actions.{index}.")
         split = pool - assembled.check["pool"]
         assembled.check["pool"] = pool
         assembled.breakdown.append({"label": "multiple actions", "value": split, "kind": "actions"})
         faces, result = roller.roll("storyteller", assembled.check, len(specs))
+        free_botches.consumed(character, result)
         rolls.append(roll_entry(character, spec, assembled, faces, result))
     return rolls
 
 
-def opposed_rolls(campaign, data, character, build, roller, state):
+def opposed_rolls(campaign, data, character, build, roller, state, free_botches):
     system = campaign.system
     against = data["against"]
     if not isinstance(against, Mapping) or set(against) - (ROLL_KEYS | set(SYSTEM_KEYS[system])):
         raise InvalidInput("against", _("the other side has character, traits, pool, modifiers"))
+    if against.get("willpower"):
+        raise InvalidInput("against.willpower", _("Willpower is spent by the one who rolls"))
     other = find_character(campaign, against.get("character"), "against.character")
     first_spec = {k: v for k, v in data.items() if k not in ("against", "mode")}
     first = build(first_spec, character, state)
     faces_a, result_a = roller.roll(system, first.check, 2)
-    other_state = RollContext(life_or_death_allowed=True)
+    free_botches.consumed(character, result_a)
+    # RULES 2.7: "the same goes for their enemies": the resisting side's own free botch.
+    other_state = RollContext(
+        life_or_death_allowed=True,
+        free_botch_available=free_botches.available(other),
+        circumstances_by="gm",
+    )
     second = build(against, other, other_state, prefix="against.")
     if system == "d6pool":
         mode = data.get("mode") or "opposed"
