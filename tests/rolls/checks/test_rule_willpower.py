@@ -89,6 +89,29 @@ def test_the_gm_restores_willpower_with_an_event(table):
     assert event["type"] == "character.willpower_restored"
 
 
+def test_a_retried_restore_with_the_same_idempotency_key_restores_once(table):
+    t = table("cofd")
+    url = f"{t.url}/characters/{t.characters['alice'].pk}/willpower/"
+    answers = [
+        t.clients["gm"].post(url, {"amount": 2}, format="json", HTTP_IDEMPOTENCY_KEY="rest-1")
+        for _ in range(2)
+    ]
+    assert [a.status_code for a in answers] == [200, 200]
+    assert answers[1].headers["Idempotent-Replayed"] == "true"
+    assert t.character("alice").resources["willpower"] == 2
+
+
+def test_an_empty_willpower_pool_is_refused_in_russian(table):
+    t = table("cofd")
+    body = {"character": str(t.characters["alice"].pk), "traits": ["Wits"], "willpower": True,
+            "faces": [2] * 6}  # fmt: skip
+    response = t.clients["alice"].post(
+        f"{t.url}/checks/", body, format="json", HTTP_ACCEPT_LANGUAGE="ru"
+    )
+    assert response.status_code == 409, response.content
+    assert "Силы воли: 0" in " ".join(response.json()["willpower"])
+
+
 def test_the_odds_of_a_roll_with_willpower(table):
     t = table("cofd")
     body = {"character": str(t.characters["alice"].pk), "traits": ["Wits"], "willpower": True}
