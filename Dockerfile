@@ -7,6 +7,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY config ./config
 COPY eventlog ./eventlog
+COPY accounts ./accounts
 COPY campaign ./campaign
 COPY rolls ./rolls
 COPY pages ./pages
@@ -18,4 +19,4 @@ USER app
 
 ENV WEB_WORKERS=2 PORT=8000
 EXPOSE 8000
-CMD ["sh", "-c", "python manage.py migrate --noinput && exec uvicorn config.asgi:application --host 0.0.0.0 --port ${PORT} --workers ${WEB_WORKERS} --proxy-headers --forwarded-allow-ips='*'"]
+CMD ["sh", "-c", "python manage.py setup_database && exec uvicorn config.asgi:application --host 0.0.0.0 --port ${PORT} --workers ${WEB_WORKERS} --proxy-headers --forwarded-allow-ips='*'"]

@@ -1,4 +1,5 @@
-# make run  — serve the app on the embedded default (SQLite, in-memory channel layer, demo data)
+# make run  — serve the app on the embedded default (SQLite, in-memory channel layer, demo data);
+#             DEBUG=1 make run for Django's debug pages (never on a network others can reach)
 # make test — install what is needed and run the test suite on the embedded default
 PORT ?= 8000
 HOST ?= 127.0.0.1
@@ -38,10 +39,10 @@ node_modules: package.json package-lock.json
 	touch node_modules
 
 run: $(STAMP)
-	DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
-	DEBUG=$${DEBUG:-1} $(PY) manage.py load_demo
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
 	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl+C stops)"
-	DEBUG=$${DEBUG:-1} $(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
+	$(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
 
 # The embedded default: SQLite and the in-memory channel layer. Tests that need PostgreSQL or
 # Redis are deselected here and run by `make test-services` (and CI).

@@ -32,7 +32,7 @@ from summary import record  # bench/ is on sys.path when a script runs from it
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rolls import systems
-from rolls.systems import HmacDice, SeededDice, SystemDice, odds, resolve, roll
+from rolls.systems import KeyedDice, SeededDice, SystemDice, odds, resolve, roll
 
 ROLL_CHECKS: list[tuple[str, dict[str, Any]]] = [
     ("d6pool", {"pool": 6}),
@@ -199,9 +199,9 @@ def main() -> int:
     for name, source in (
         ("SystemDice", SystemDice()),
         ("SeededDice", SeededDice(7)),
-        ("HmacDice", HmacDice(b"bench-seed", "campaign", 1)),
+        ("KeyedDice", KeyedDice(b"bench-key", "campaign", 1, "00")),
     ):
-        k = n if name != "HmacDice" else max(n // 5, 1000)
+        k = n
         _, rolled, _, base = roll_rates("cofd", {"pool": 8}, source, k, repeats)
         print(f"{name:<14}{rolled:>11,.0f}{base:>12,.0f}{rolled / base:>8.2f}")
 

@@ -56,7 +56,7 @@ def write_log(events: int) -> int:
     from campaign import services
     from campaign.models import Campaign, Event, SessionSecret
     from eventlog.stream import hash_of
-    from rolls.systems import HmacDice, roll
+    from rolls.systems import KeyedDice, key_commitment, roll, roll_key
 
     user = get_user_model().objects.create_user("bench", password="bench-password")
     campaign = services.create_campaign(name="Bench", system="cofd", created_by=user)
@@ -70,10 +70,11 @@ def write_log(events: int) -> int:
     seq, prev = campaign.head_seq, campaign.head_hash
     batch: list[Event] = []
     started = time.perf_counter()
-    for _ in range(events):
+    for index in range(events):
         seq += 1
         check = {"pool": 8, "again": 10, "rote": False, "exceptional_at": 5, "extra_successes": 0}
-        faces, result = roll("cofd", check, HmacDice(seed, str(campaign.pk), seq))
+        key, client_seed = roll_key(seed, index), f"{index:032x}"
+        faces, result = roll("cofd", check, KeyedDice(key, campaign.pk, seq, client_seed))
         event = Event(
             campaign_id=campaign.pk,
             seq=seq,
@@ -90,6 +91,9 @@ def write_log(events: int) -> int:
                 "audience": [user.pk],
                 "comparison": None,
                 "free_botch_scope": None,
+                "client_seed": client_seed,
+                "dice_key": {"index": index, "key": key.hex()},
+                "next_key": key_commitment(roll_key(seed, index + 1)),
                 "rolls": [
                     {
                         "character_id": str(character.pk),

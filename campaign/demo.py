@@ -1,6 +1,14 @@
-"""The demo table that `make run` loads once: a GM, two players, one campaign per game system."""
+"""The demo table that `make run` loads once: a GM, two players, one campaign per game system.
+
+The demo accounts are ordinary users (no staff, no superuser) with passwords generated for this
+install, kept in var/demo-logins (0600) so that `make run` can print them every time. An admin is
+made only when asked for, with `manage.py createsuperuser`.
+"""
 
 from __future__ import annotations
+
+import secrets
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -11,7 +19,9 @@ from django.utils.translation import gettext_lazy as _
 from campaign import services
 from campaign.models import Campaign
 
-DEMO_USERS = {"gm": "gm-demo-pass", "alice": "alice-demo-pass", "boris": "boris-demo-pass"}
+DEMO_USERNAMES = ("gm", "alice", "boris")
+# What earlier versions set and published: an install still using one gets a new password.
+PUBLISHED_PASSWORDS = {name: f"{name}-demo-pass" for name in DEMO_USERNAMES}
 
 # (campaign name, system, {player: (character name, traits, resources)})
 DEMO_CAMPAIGNS = [
@@ -127,6 +137,25 @@ DEMO_CAMPAIGNS = [
 ]
 
 
+def _logins_file() -> Path:
+    return Path(settings.VAR_DIR) / "demo-logins"
+
+
+def _saved_passwords() -> dict[str, str]:
+    path = _logins_file()
+    if not path.exists():
+        return {}
+    pairs = (line.split(" ", 1) for line in path.read_text().splitlines() if " " in line)
+    return {name: password for name, password in pairs if name in DEMO_USERNAMES}
+
+
+def _save_passwords(passwords: dict[str, str]) -> None:
+    path = _logins_file()
+    path.touch(mode=0o600)
+    path.chmod(0o600)
+    path.write_text("".join(f"{name} {password}\n" for name, password in passwords.items()))
+
+
 @transaction.atomic
 def load_demo() -> list[str]:
     """Create the demo users and campaigns unless they exist; return lines to print. Names and
@@ -138,14 +167,19 @@ def load_demo() -> list[str]:
 
 def _load_demo() -> list[str]:
     User = get_user_model()
+    passwords = _saved_passwords()
     users = {}
-    for username, password in DEMO_USERS.items():
+    for username in DEMO_USERNAMES:
         user, created = User.objects.get_or_create(username=username)
-        if created:
-            user.set_password(password)
-            user.is_staff = user.is_superuser = username == "gm"
-            user.save()
+        stale = user.check_password(PUBLISHED_PASSWORDS[username])
+        if created or stale or username not in passwords:
+            passwords[username] = secrets.token_urlsafe(9)
+            user.set_password(passwords[username])
+        if stale:  # an install from before: the published password also made the GM an admin
+            user.is_staff = user.is_superuser = False
+        user.save()
         users[username] = user
+    _save_passwords(passwords)
     created_campaigns = 0
     for lazy_name, system, characters in DEMO_CAMPAIGNS:
         name = str(lazy_name)
@@ -166,5 +200,5 @@ def _load_demo() -> list[str]:
         services.start_session(campaign=campaign, actor=users["gm"], title=str(_("Friday night")))
         services.start_chapter(campaign=campaign, actor=users["gm"], title=str(_("Chapter one")))
     lines = [f"demo campaigns created: {created_campaigns} (of {len(DEMO_CAMPAIGNS)})"]
-    lines += [f"  login {u!r:8} password {p!r}" for u, p in DEMO_USERS.items()]
+    lines += [f"  login {name!r:8} password {passwords[name]!r}" for name in DEMO_USERNAMES]
     return lines

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from eventlog.chain import CanonicalEncoder
 from rolls.systems import SYSTEM_IDS
 
 SYSTEM_CHOICES = [(system_id, system_id) for system_id in SYSTEM_IDS]
@@ -193,7 +194,7 @@ class Event(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="events")
     seq = models.PositiveBigIntegerField()
     type = models.CharField(max_length=64)
-    payload = models.JSONField(default=dict)
+    payload = models.JSONField(default=dict, encoder=CanonicalEncoder)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -6,7 +6,6 @@ call these. Errors are `campaign.errors.DomainError` subclasses naming the offen
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import uuid
 from typing import Any
@@ -18,6 +17,7 @@ from django.utils.translation import gettext_lazy
 
 from campaign.access import require_controls_character, require_gm, require_member
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
+from campaign.limits import MAX_SHEET_BYTES, check_stored_size
 from campaign.models import (
     Campaign,
     Chapter,
@@ -48,11 +48,11 @@ from eventlog.event_types import (
     SESSION_STARTED,
 )
 from eventlog.stream import append_event, lock_stream
-from rolls.systems import SYSTEM_IDS, rollbox
+from rolls.systems import SYSTEM_IDS, key_commitment, roll_key, rollbox
 from rolls.systems.options import validate_options
 from rolls.systems.traits import trait_changes, validate_resources, validate_traits
 
-MAX_NAME = 120
+MAX_NAME = 100
 MAX_ROLL_LINE = rollbox.MAX_TEXT
 UNCHANGED = object()
 STILL_OPEN = {
@@ -198,7 +198,9 @@ def change_role(
 
 @transaction.atomic
 def leave_campaign(*, campaign: Campaign, actor: AbstractBaseUser, user_id: int) -> None:
-    """A member leaves, or a GM removes a member."""
+    """A member leaves, or a GM removes a member. A removal also renews the invite code, so the
+    removed member cannot come back with the link they had; the GM shares the new one with
+    whoever should (re)join."""
     actor_membership = require_member(campaign, actor)
     if user_id != actor.pk and actor_membership.role != Role.GM:
         raise NotAllowed("user_id", _("only a game master can remove another member"))
@@ -211,6 +213,9 @@ def leave_campaign(*, campaign: Campaign, actor: AbstractBaseUser, user_id: int)
     append_event(
         campaign=campaign, type=MEMBER_LEFT, payload={"user_id": user_id}, actor_id=actor.pk
     )
+    if user_id != actor.pk:
+        campaign.invite_code = new_invite_code()
+        campaign.save(update_fields=["invite_code"])
 
 
 def _check_owner(campaign: Campaign, owner_id: int | None) -> None:
@@ -221,6 +226,12 @@ def _check_owner(campaign: Campaign, owner_id: int | None) -> None:
         .exists()
     ):
         raise InvalidInput("owner_id", _("the owner must be a player or GM of this campaign"))
+
+
+def _small_sheet(campaign: Campaign, traits: Any) -> dict[str, Any]:
+    clean = call_rules(validate_traits, campaign.system, traits)
+    check_stored_size(clean, "traits", MAX_SHEET_BYTES)  # kept in the log for good
+    return clean
 
 
 def _sheet_fields(
@@ -239,7 +250,7 @@ def _sheet_fields(
     if name is not UNCHANGED:
         checks.append(("name", lambda: _clean_name(name)))
     if traits is not None:
-        checks.append(("traits", lambda: call_rules(validate_traits, campaign.system, traits)))
+        checks.append(("traits", lambda: _small_sheet(campaign, traits)))
     if resources is not None:
         checks.append(
             (
@@ -424,10 +435,11 @@ def _start_period(
     period_id = uuid.uuid4()
     payload: dict[str, Any] = {"id": str(period_id), "number": number, "title": title}
     if model is Session:
-        # Commit to the dice before any are rolled: only the seed's hash is published now.
+        # Commit to the first roll's key before anything is rolled (each roll commits to the
+        # next): the seed itself is never published, so unrevealed hidden rolls stay secret.
         seed = secrets.token_bytes(32)
         SessionSecret.objects.create(session_id=period_id, campaign=campaign, seed=seed)
-        payload["seed_commitment"] = hashlib.sha256(seed).hexdigest()
+        payload["key_commitment"] = key_commitment(roll_key(seed, 0))
     append_event(
         campaign=campaign,
         type=PERIOD_EVENTS[model][0],
@@ -449,9 +461,6 @@ def _end_period(
         raise Conflict(kind, str(NONE_OPEN[kind]))
     payload: dict[str, Any] = {"id": str(current.pk), "number": current.number}
     if model is Session:
-        # The reveal: from now on anyone can recompute every server-rolled face of the session.
-        secret = SessionSecret.objects.get(session_id=current.pk)
-        payload["seed"] = bytes(secret.seed).hex()
         # The receipt: the chain hash of the session's last event before this one, which fixes
         # the whole history up to it; participants keep it to check later exports against.
         payload["final_seq"], payload["final_hash"] = campaign.head_seq, campaign.head_hash

@@ -1,18 +1,19 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 
+import config.converters  # noqa: F401  (registers <id:…>)
+from accounts.urls import api_urlpatterns as account_urls
 from campaign.api import views as campaign_views
 from rolls.api import reports as report_views
 from rolls.api import views as roll_views
 from webhooks import api as webhook_views
 
-C = "campaigns/<int:campaign_id>"
+C = "campaigns/<id:campaign_id>"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    *account_urls,
     path("rules/", campaign_views.RulesView.as_view(), name="api-rules"),
     path(
         "sheet-templates/", campaign_views.SheetTemplatesView.as_view(), name="api-sheet-templates"
@@ -23,7 +24,7 @@ urlpatterns = [
     path(f"{C}/invite/", campaign_views.InviteView.as_view(), name="api-invite"),
     path(f"{C}/members/", campaign_views.MemberListView.as_view(), name="api-members"),
     path(
-        f"{C}/members/<int:user_id>/", campaign_views.MemberDetailView.as_view(), name="api-member"
+        f"{C}/members/<id:user_id>/", campaign_views.MemberDetailView.as_view(), name="api-member"
     ),
     path(f"{C}/characters/", campaign_views.CharacterListView.as_view(), name="api-characters"),
     path(
@@ -55,20 +56,20 @@ urlpatterns = [
     path(f"{C}/checks/", roll_views.CheckListView.as_view(), name="api-checks"),
     path(f"{C}/checks/odds/", roll_views.OddsView.as_view(), name="api-odds"),
     path(f"{C}/checks/parse/", roll_views.ParseView.as_view(), name="api-parse"),
-    path(f"{C}/checks/<int:seq>/again/", roll_views.AgainView.as_view(), name="api-again"),
-    path(f"{C}/checks/<int:seq>/", roll_views.CheckDetailView.as_view(), name="api-check"),
+    path(f"{C}/checks/<id:seq>/again/", roll_views.AgainView.as_view(), name="api-again"),
+    path(f"{C}/checks/<id:seq>/", roll_views.CheckDetailView.as_view(), name="api-check"),
     path(
-        f"{C}/checks/<int:seq>/dramatic-failure/",
+        f"{C}/checks/<id:seq>/dramatic-failure/",
         roll_views.DramaticFailureView.as_view(),
         name="api-dramatic-failure",
     ),
-    path(f"{C}/checks/<int:seq>/fortune/", roll_views.FortuneView.as_view(), name="api-fortune"),
+    path(f"{C}/checks/<id:seq>/fortune/", roll_views.FortuneView.as_view(), name="api-fortune"),
     path(
-        f"{C}/checks/<int:seq>/extra-nice/",
+        f"{C}/checks/<id:seq>/extra-nice/",
         roll_views.ExtraNiceView.as_view(),
         name="api-extra-nice",
     ),
-    path(f"{C}/checks/<int:seq>/reveal/", roll_views.RevealView.as_view(), name="api-reveal"),
+    path(f"{C}/checks/<id:seq>/reveal/", roll_views.RevealView.as_view(), name="api-reveal"),
     path(
         f"{C}/characters/<uuid:character_id>/willpower/",
         roll_views.WillpowerRestoreView.as_view(),
@@ -87,23 +88,23 @@ urlpatterns = [
     path(f"{C}/export.csv", roll_views.ExportCsvView.as_view(), name="api-export-csv"),
     path(f"{C}/report/", report_views.LuckReportView.as_view(), name="api-luck-report"),
     path(
-        f"{C}/sessions/<int:number>/report/",
+        f"{C}/sessions/<id:number>/report/",
         report_views.SessionLuckReportView.as_view(),
         name="api-session-luck-report",
     ),
     path(
-        f"{C}/sessions/<int:number>/chronicle/",
+        f"{C}/sessions/<id:number>/chronicle/",
         report_views.ChronicleView.as_view(),
         name="api-chronicle",
     ),
     path(f"{C}/webhooks/", webhook_views.WebhookListView.as_view(), name="api-webhooks"),
     path(
-        f"{C}/webhooks/<int:webhook_id>/",
+        f"{C}/webhooks/<id:webhook_id>/",
         webhook_views.WebhookDetailView.as_view(),
         name="api-webhook",
     ),
     path(
-        f"{C}/webhooks/<int:webhook_id>/deliveries/",
+        f"{C}/webhooks/<id:webhook_id>/deliveries/",
         webhook_views.DeliveryListView.as_view(),
         name="api-webhook-deliveries",
     ),

@@ -4,14 +4,18 @@ With nothing set the app runs embedded: a SQLite file under var/ and the in-memo
 DATABASE_URL=postgres://… and REDIS_URL=redis://… switch to PostgreSQL and channels_redis.
 """
 
+import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import environ
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("VAR_DIR", default=str(BASE_DIR / "var")))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+# var/ holds the SQLite file, the secret key and the demo passwords: the owner's alone.
+VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+VAR_DIR.chmod(0o700)
 
 env = environ.Env()
 env.read_env(BASE_DIR / ".env") if (BASE_DIR / ".env").exists() else None
@@ -46,6 +50,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "eventlog",
+    "axes",
+    "accounts",
     "campaign",
     "rolls",
     "pages",
@@ -54,6 +60,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "config.apierrors.ApiErrorsMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -62,6 +70,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",
     "config.health.DatabaseUnavailableMiddleware",
 ]
 
@@ -90,6 +99,12 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'd
 # before it is answered 503 "busy" with Retry-After; see docs/operations.md.
 DB_LOCK_TIMEOUT_SECONDS = env.float("DB_LOCK_TIMEOUT_SECONDS", default=5.0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Sessions, tokens and open sessions' seeds live in this file: created 0600 (the -wal and
+    # -shm files SQLite makes take the same mode), whatever the umask.
+    database_file = Path(DATABASES["default"]["NAME"])
+    if database_file.parent.is_dir():
+        os.close(os.open(database_file, os.O_CREAT | os.O_WRONLY, 0o600))
+        database_file.chmod(0o600)
     # IMMEDIATE transactions take the write lock up front, so concurrent appends queue on the
     # busy timeout instead of failing with "database is locked" on a read→write upgrade.
     # synchronous=FULL: WAL is synced at every commit, so an acknowledged roll survives a power
@@ -140,6 +155,11 @@ WRITERS_PER_CAMPAIGN = env.int("WRITERS_PER_CAMPAIGN", default=2)
 # return the first answer; after it the key may be used again.
 IDEMPOTENCY_KEY_HOURS = env.int("IDEMPOTENCY_KEY_HOURS", default=48)
 
+# The owner of the tables, for `manage.py setup_database` only (migrations, triggers, grants):
+# the app itself connects with DATABASE_URL, a role that can only append to the event log.
+if DATABASE_OWNER_URL := env.str("DATABASE_OWNER_URL", default=""):
+    DATABASES["owner"] = {**env.db_url_config(DATABASE_OWNER_URL), "TEST": {"MIRROR": "default"}}
+
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CHANNEL_LAYERS = {
@@ -158,8 +178,42 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
+] + [{"NAME": "accounts.validators.VarietyValidator"}]
+AUTHENTICATION_BACKENDS = [
+    "accounts.backends.LockoutBackend",  # refuses while an account or address is locked out
+    "django.contrib.auth.backends.ModelBackend",
 ]
+
+# Shared by the processes when Redis is there (throttle counters must be), else per process.
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis that is down or stuck must not hold up requests (throttles fail open).
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+
+# Logins (form and token endpoint): LOGIN_FAILURE_LIMIT wrong passwords for one account, or
+# from one address, lock that account or address out for LOGIN_LOCKOUT_MINUTES (429).
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "accounts.lockout.lockout_response"
+AXES_VERBOSE = False
+AXES_DISABLE_ACCESS_LOG = True  # failures are kept (while they count), successes are not
 
 LANGUAGE_CODE = env.str("LANGUAGE_CODE", default="ru")
 LANGUAGES = [("ru", "Русский"), ("en", "English")]
@@ -192,20 +246,54 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "campaign.api.errors.exception_handler",
+    "DEFAULT_PARSER_CLASSES": ["campaign.limits.BoundedJSONParser"],
+    "DEFAULT_THROTTLE_CLASSES": ["accounts.throttles.WriteThrottle"],
 }
+# Writes per user (rolls, follow-ups, sheets…, over the API and the socket): far above any real
+# table's pace.
+WRITE_RATE = env.str("WRITE_RATE", default="300/min")
+# Socket frames per connection: a burst of LIVE_FRAME_BURST, refilled at LIVE_FRAME_RATE a second.
+LIVE_FRAME_RATE = env.float("LIVE_FRAME_RATE", default=5.0)
+LIVE_FRAME_BURST = env.int("LIVE_FRAME_BURST", default=30)
+# A JSON request body (and a socket frame) larger than this is refused with 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("MAX_BODY_BYTES", default=64 * 1024)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Campaign session server API",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # <id:…> (config/converters.py): an integer of at most 18 digits.
+    "PATH_CONVERTER_OVERRIDES": {
+        "id": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}
+    },
 }
 
 SESSION_COOKIE_SECURE = env.bool("SECURE_COOKIES", default=False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+if SESSION_COOKIE_SECURE:  # served over HTTPS: browsers should never try plain HTTP again
+    SECURE_HSTS_SECONDS = env.int("HSTS_SECONDS", default=365 * 24 * 3600)
+# Origins (scheme://host:port) whose pages may open the live feed, besides the server's own
+# origin; CSRF_TRUSTED_ORIGINS count too.
+ALLOWED_ORIGINS = env.list("ALLOWED_ORIGINS", default=[])
 if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
     # Behind a TLS-terminating proxy that sets X-Forwarded-Proto (and strips it from clients).
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# The pages load scripts and styles from our own static files only (no inline script or style).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],  # fetch and the WebSocket (same host, ws:/wss:)
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
 
 LOGGING = {
     "version": 1,
@@ -221,6 +309,7 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"axes": {"level": "WARNING"}},  # one line per failed sign-in otherwise
 }
 
 # Outgoing webhooks (webhooks/): a sender thread in each web process, or none and

@@ -5,6 +5,14 @@ the previous event's hash; the first event of a campaign chains to GENESIS. Chan
 reordering any event changes every hash after it. `event_document` is the one place that turns an
 event's stored values into that document (the server's append, its stored-log check and exports
 all call it); `document_hash` is the one place that hashes it.
+
+An event that not everyone may see (visibility other than ``public``) is *sealed*: its payload
+carries a secret random ``salt``, and its hashed document holds, instead of the payload and the
+character, only ``{"sealed": sha256(canonical({"payload", "character"}))}`` plus the few payload
+keys that must stay public (``SEALED_PUBLIC_KEYS``: the commitment to the next roll's key). A
+redacted copy (what a player sees of a blind roll) is exactly that hashed document: its place
+in the chain is checked, and nothing about its content can be guessed from its hash, since every
+guess would need the salt (docs/verification.md §3).
 """
 
 from __future__ import annotations
@@ -17,6 +25,9 @@ from typing import Any
 from uuid import UUID
 
 GENESIS = "0" * 64
+SALT_BYTES = 16
+# Payload keys a sealed event shows to everyone: the key commitment chains the next roll to it.
+SEALED_PUBLIC_KEYS = ("next_key",)
 HASHED_FIELDS = (
     "campaign",
     "seq",
@@ -35,6 +46,44 @@ HASHED_FIELDS = (
 
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class CanonicalEncoder(json.JSONEncoder):
+    """Stores a payload as the hash covers it (keys sorted, no spaces), so that a database that
+    keeps JSON as text (SQLite) hands the chain check the very bytes it hashes."""
+
+    def __init__(self, **options: Any) -> None:
+        options.update(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        super().__init__(**options)
+
+
+def is_chain_hash(value: Any) -> bool:
+    """64 lowercase hex digits: what a hash of the chain looks like."""
+    hex_digits = "0123456789abcdef"
+    return isinstance(value, str) and len(value) == 64 and all(c in hex_digits for c in value)
+
+
+def is_sealed(visibility: Any) -> bool:
+    return visibility != "public"
+
+
+def sealed_payload(payload: Any, character: str | None) -> dict[str, Any]:
+    """What a sealed event's hashed document holds in place of its payload and character."""
+    digest = hashlib.sha256(
+        canonical_json({"payload": payload, "character": character}).encode()
+    ).hexdigest()
+    public = {key: payload[key] for key in SEALED_PUBLIC_KEYS if key in payload}
+    return {"sealed": digest, **public}
+
+
+def hashed_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    """What an event's hash covers: its `HASHED_FIELDS`, sealed when it is hidden. A redacted
+    copy (``"redacted": true``) already is its sealed document and is taken as it is."""
+    body = {name: document[name] for name in HASHED_FIELDS}
+    if is_sealed(body["visibility"]) and not document.get("redacted"):
+        body["payload"] = sealed_payload(body["payload"], body["character"])
+        body["character"] = None
+    return body
 
 
 def timestamp(moment: datetime) -> str:
@@ -82,7 +131,6 @@ def event_document(
 
 
 def document_hash(document: Mapping[str, Any]) -> str:
-    """The chain hash of an event document (only `HASHED_FIELDS` count; raises KeyError when one
-    is missing)."""
-    body = {name: document[name] for name in HASHED_FIELDS}
-    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+    """The chain hash of an event document (only `HASHED_FIELDS` count, sealed when the event is
+    hidden: `hashed_document`; raises KeyError when one is missing)."""
+    return hashlib.sha256(canonical_json(hashed_document(document)).encode()).hexdigest()

@@ -73,10 +73,10 @@ PAYLOADS: dict[str, Payload] = {
     CHARACTER_WILLPOWER_RESTORED: Payload(("character_id", "amount")),
     CHAPTER_STARTED: _PERIOD_STARTED,
     CHAPTER_ENDED: _PERIOD_ENDED,
-    # A session commits to its dice seed when it starts and reveals it, with a receipt of the
-    # last event before the reveal, when it ends.
-    SESSION_STARTED: Payload((*_PERIOD_STARTED.always, "seed_commitment")),
-    SESSION_ENDED: Payload((*_PERIOD_ENDED.always, "seed", "final_seq", "final_hash")),
+    # A session commits to its first roll's key when it starts (each roll commits to the next,
+    # docs/verification.md), and ends with a receipt of its last event; its seed stays secret.
+    SESSION_STARTED: Payload((*_PERIOD_STARTED.always, "key_commitment")),
+    SESSION_ENDED: Payload((*_PERIOD_ENDED.always, "final_seq", "final_hash")),
     SCENE_STARTED: _PERIOD_STARTED,
     SCENE_ENDED: _PERIOD_ENDED,
     CHECK_ROLLED: Payload(
@@ -93,6 +93,9 @@ PAYLOADS: dict[str, Payload] = {
             "rolls",
             "comparison",
             "free_botch_scope",
+            "client_seed",  # the player's entropy (null when the request sent none)
+            "dice_key",  # this roll's key and its index in the session
+            "next_key",  # the commitment to the session's next roll key
         ),
         # failed_attempt: recorded since the rule tables moved to rolls.rules; request: what was
         # asked (a call's request merged in), so the roller can roll it again.
@@ -107,6 +110,9 @@ PAYLOADS: dict[str, Payload] = {
     TASK_RESET: Payload(("character_id", "task")),
 }
 ALL_TYPES: tuple[str, ...] = tuple(PAYLOADS)
+# Every event hidden from some members (visibility other than public) also carries this secret
+# random key, which its sealed hash covers (eventlog.chain).
+SEALED_KEY = "salt"
 # Follow-ups amend one earlier check (payload ``check_seq``) and share its visibility.
 FOLLOWUP_TYPES: tuple[str, ...] = (
     CHECK_DRAMATIC_FAILURE_TAKEN,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from typing import Any
 from uuid import UUID
@@ -11,7 +12,8 @@ from django.utils import timezone
 
 from campaign.models import Campaign, Event
 from eventlog import projections
-from eventlog.chain import document_hash, event_document
+from eventlog.chain import SALT_BYTES, document_hash, event_document, is_sealed
+from eventlog.event_types import SEALED_KEY
 
 # Called with each event after its transaction commits (the live feed subscribes here).
 _after_commit_listeners: list[Callable[[Event], None]] = []
@@ -68,6 +70,9 @@ def append_event(
     character_id: UUID | None = None,
 ) -> Event:
     """Append one event to a stream locked by `lock_stream`, and project it, atomically."""
+    if is_sealed(visibility):
+        # The secret salt makes the sealed hash unguessable: see eventlog.chain.
+        payload = {**payload, SEALED_KEY: secrets.token_hex(SALT_BYTES)}
     head = Campaign.objects.select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
     event = Event(
         campaign_id=campaign.pk,

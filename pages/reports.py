@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from campaign.access import membership_of
 from campaign.models import Campaign, Membership, Session
@@ -114,6 +115,17 @@ def _summaries(report: dict[str, Any], system: str) -> dict[str, Any]:
     return {"players": players, "characters": characters, "dice": dice, "each_roll": each_roll}
 
 
+def _proof_line(verification: dict[str, Any]) -> str:
+    if verification["covers"]:
+        return _(
+            "These faces are the ones committed to before each roll: the log is verified "
+            "through #%(seq)s."
+        ) % {"seq": verification["verified_through"]}
+    if verification["verified_through"] and not verification["ok"]:
+        return _("The verification of this log FAILED: see the audit page.")
+    return _("Not verified up to these rolls yet: the audit page verifies the log.")
+
+
 @login_required
 def luck_page(request: HttpRequest, campaign_id: int, number: int | None = None) -> HttpResponse:
     campaign, membership = _member(request, campaign_id)
@@ -135,7 +147,7 @@ def luck_page(request: HttpRequest, campaign_id: int, number: int | None = None)
             "sessions": Session.objects.filter(campaign=campaign).order_by("number"),
             "report": report,
             "json_url": json_url,
-            "proof": None,
+            "proof": _proof_line(report["verification"]),
             "exact_limit": luck.EXACT_LIMIT,
             **_summaries(report, campaign.system),
         },

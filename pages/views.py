@@ -26,8 +26,8 @@ from django.views.decorators.http import require_http_methods
 
 from campaign import services
 from campaign.access import membership_of
-from campaign.api.serializers import CharacterSerializer, MemberSerializer
-from campaign.api.views import campaign_data
+from campaign.api.serializers import MemberSerializer
+from campaign.api.views import campaign_data, character_data
 from campaign.errors import DomainError
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Session
 from campaign.sheets import sheet_template
@@ -43,14 +43,15 @@ from eventlog.event_types import (
     SESSION_STARTED,
 )
 from pages.templatetags.tablecheck import OUTCOMES, SYSTEM_NAMES, option_rows, ui_strings
-from rolls.api.views import check_data
+from rolls.checks import eligibility
 from rolls.models import Check
 from rolls.reads.allowances import allowances_for
-from rolls.reads.selectors import check_visible, events_for
+from rolls.reads.present import feed_window, present_check, present_checks
+from rolls.reads.selectors import events_for
+from rolls.reads.visibility import may_see
 from rolls.systems import SYSTEM_IDS
 from rolls.trust.stored_log import verify_campaigns
 
-FEED_LIMIT = 50  # the first paint; older rolls load on demand (GET …/checks/?before=)
 AUDIT_PAGE = 50
 # Events the feed shows as a line between the rolls.
 MARKER_TYPES = [
@@ -100,7 +101,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 class CampaignForm(forms.Form):
-    name = forms.CharField(label=_("Name"), max_length=120)
+    name = forms.CharField(label=_("Name"), max_length=100)
     system = forms.ChoiceField(
         label=_("Game system"),
         choices=[(system, SYSTEM_NAMES[system]) for system in SYSTEM_IDS],
@@ -179,12 +180,7 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
     data = campaign_data(campaign, membership)  # head_seq first: the feed resumes after it
     head = data["head_seq"]
     session = Session.open_in(campaign)
-    checks = Check.objects.filter(campaign=campaign, seq__lte=head)
-    if session is not None:
-        checks = checks.filter(seq__gt=session.started_seq)
-    recent = list(checks.order_by("-seq")[: FEED_LIMIT + 1])[::-1]
-    more_checks = len(recent) > FEED_LIMIT
-    recent = recent[-FEED_LIMIT:]
+    recent, more_checks = feed_window(campaign, head)
     since = session.started_seq - 1 if session else (recent[0].seq - 1 if recent else head)
     members = Membership.objects.filter(campaign=campaign).select_related("user")
     return {
@@ -194,12 +190,10 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
             "username": request.user.get_username(),
             "role": membership.role,
         },
-        "characters": CharacterSerializer(
-            Character.objects.filter(campaign=campaign), many=True
-        ).data,
+        "characters": character_data(list(Character.objects.filter(campaign=campaign)), membership),
         "members": MemberSerializer(members.order_by("joined_seq"), many=True).data,
-        "state": allowances_for(campaign, membership),
-        "checks": [check_data(check, membership) for check in recent],
+        "state": allowances_for(campaign, membership, head=head),
+        "checks": present_checks(recent, membership),
         "more_checks": more_checks,
         "markers": events_for(
             membership=membership,
@@ -308,7 +302,8 @@ def _verification(campaigns: list[Campaign]) -> list[Verification]:
     """The log check per campaign (chain, results, seeds) and what it says of each session."""
     if not campaigns:
         return []
-    report = verify_campaigns(campaign_ids=[c.pk for c in campaigns])
+    # The stored verification, carried on from its checkpoint: a view reads the new events only.
+    report = verify_campaigns(campaign_ids=[c.pk for c in campaigns], chain_first=False)
     streams = {stream.campaign: stream for stream in report.campaigns}
     per_session = {(row["campaign"], str(row["session"])): row for row in report.sessions}
     results = []
@@ -378,7 +373,7 @@ def audit(request: HttpRequest, campaign_id: int | None = None) -> HttpResponse:
     )
     shown: list[tuple[int, bool]] = []
     for check in light.iterator(2000):
-        visible = check_visible(check, by_campaign[check.campaign_id])
+        visible = may_see(check, by_campaign[check.campaign_id])
         if visible or not secret_filters:
             shown.append((check.pk, visible))
     page = Paginator(shown, AUDIT_PAGE).get_page(request.GET.get("page"))
@@ -396,9 +391,11 @@ def audit(request: HttpRequest, campaign_id: int | None = None) -> HttpResponse:
         .values_list("pk", "username")
     )
     rows = []
+    nows: dict[int, eligibility.Now] = {}  # one reading of each campaign's table for its rows
     for check in page_checks:
         membership = by_campaign[check.campaign_id]
-        data = check_data(check, membership)
+        now = nows.setdefault(check.campaign_id, eligibility.Now(membership.campaign, membership))
+        data = present_check(check, membership, now)
         rows.append(
             {
                 "key": f"{check.campaign_id}-{check.seq}",

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from campaign.admin import ReadOnlyAdmin
-from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
+from rolls.models import Check, CheckCall, RuleUse, TaskAttempts, VerificationCheckpoint
 
 
 @admin.register(Check)
@@ -26,3 +26,9 @@ class TaskAttemptsAdmin(ReadOnlyAdmin):
 @admin.register(CheckCall)
 class CheckCallAdmin(ReadOnlyAdmin):
     list_display = ["campaign", "seq", "closed"]
+
+
+@admin.register(VerificationCheckpoint)
+class VerificationCheckpointAdmin(ReadOnlyAdmin):
+    list_display = ["campaign", "seq", "ok", "verified_at"]
+    exclude = ["state"]  # the verifier's internal state: long, and not for reading here

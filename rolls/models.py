@@ -125,3 +125,24 @@ class CheckCall(models.Model):
 
     def __str__(self) -> str:
         return f"call #{self.seq}"
+
+
+class VerificationCheckpoint(models.Model):
+    """How far a campaign's log has been verified, and what it proved (rolls.trust.stored_log).
+
+    Not a projection: it is the verifier's own state (`StreamVerifier.snapshot`), so that the
+    audit page and `verify_log` carry on from `seq` instead of starting over. It is trusted only
+    while event `seq` still has `hash`.
+    """
+
+    campaign = models.OneToOneField(
+        Campaign, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    seq = models.PositiveBigIntegerField()
+    hash = models.CharField(max_length=64)
+    ok = models.BooleanField()
+    state = models.JSONField()
+    verified_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"verified through #{self.seq}"

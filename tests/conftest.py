@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import connection
 from django.utils import translation
 
@@ -16,6 +17,15 @@ from eventlog import append_only
 def pytest_configure(config: pytest.Config) -> None:
     # Hashing passwords at production strength would dominate the suite's run time.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Throttle counters per test process: a Redis cache would be shared by the xdist workers,
+    # whose users have the same ids in their own databases. Servers the tests start use Redis.
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    """Throttle counters live in the cache: each test starts with none."""
+    cache.clear()
 
 
 def _is_transactional(request: pytest.FixtureRequest) -> bool:

@@ -1,6 +1,6 @@
-"""Imports go one way: eventlog ← campaign ← rolls.checks/reads/trust ← rolls.api/live, pages;
-the pure rules (rolls.systems ← rolls.rules) and the log's chain and vocabulary import no Django
-part. Read from the source (ast), so a lazy import inside a function counts too."""
+"""Imports go one way: eventlog ← campaign ← rolls.checks/reads/trust, accounts ← rolls.api/live,
+pages; the pure rules (rolls.systems ← rolls.rules) and the log's chain and vocabulary import no
+Django part. Read from the source (ast), so a lazy import inside a function counts too."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("eventlog", "campaign", "rolls", "pages", "config", "webhooks")
+PACKAGES = ("eventlog", "campaign", "accounts", "rolls", "pages", "config", "webhooks")
 # Pure Python: the standard library and each other only (the standalone verifier needs them).
 PURE = ("rolls.systems", "rolls.rules", "rolls.luck", "eventlog.chain", "eventlog.event_types")
 # Lower number = lower layer; a module may import its own layer or lower ones.
@@ -20,6 +20,7 @@ LAYERS = (
     (2, ("campaign",)),
     (3, ("rolls.checks", "rolls.reads", "rolls.trust", "rolls.models", "rolls.management")),
     (3, ("rolls.words",)),
+    (3, ("accounts",)),  # sign-in, tokens, throttles: used by the API, the socket and the pages
     (4, ("rolls.api", "rolls.live", "rolls.admin", "rolls.apps", "campaign.api")),
     (4, ("campaign.admin", "pages", "config", "webhooks")),
 )

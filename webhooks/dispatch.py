@@ -30,7 +30,7 @@ from campaign.models import Campaign, Event, Membership, Role
 from eventlog import event_types as types
 from eventlog.stream import on_event_committed
 from rolls.reads.chronicle import chronicle_entry
-from rolls.reads.selectors import present_events
+from rolls.reads.present import present_events
 from rolls.words import SYSTEM_NAMES
 from webhooks.models import Delivery, Webhook
 from webhooks.services import PUBLIC, check_url, public_types
@@ -190,14 +190,20 @@ _thread_lock = threading.Lock()
 
 
 def _loop() -> None:
+    """Send until no campaign has a webhook left (the next public event may start it again)."""
     while True:
         _wake.wait(settings.WEBHOOK_POLL_SECONDS)
         _wake.clear()
         try:
             close_old_connections()
+            if not Webhook.objects.filter(active=True).exists():
+                return
             deliver_due()
-        except Exception:  # a pass that fails is retried by the next one
-            logger.exception("webhooks: a delivery pass failed")
+        except Exception:  # the database went away, say: stop; the next event starts over
+            logger.exception(
+                "webhooks: a delivery pass failed; the sender stops until the next event"
+            )
+            return
         finally:
             close_old_connections()
 

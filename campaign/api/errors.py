@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework.exceptions import ParseError, ValidationError
+from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -18,11 +18,15 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, ParseError):
         return Response({"body": [str(exc.detail)], "code": "invalid"}, status=400)
     response = drf_exception_handler(exc, context)
-    if isinstance(exc, ValidationError) and response is not None:
+    if response is None:
+        return None
+    if isinstance(exc, ValidationError):
         data = (
             response.data
             if isinstance(response.data, dict)
             else {"non_field_errors": response.data}
         )
         response.data = {**data, "code": "invalid"}
+    elif isinstance(exc, APIException) and isinstance(response.data, dict):
+        response.data = {**response.data, "code": exc.default_code}
     return response

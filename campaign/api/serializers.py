@@ -46,13 +46,13 @@ class CampaignSerializer(serializers.ModelSerializer):
 
 
 class CampaignCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=120)
+    name = serializers.CharField(max_length=100)
     system = serializers.ChoiceField(choices=SYSTEM_IDS)
     options = serializers.DictField(required=False, help_text="rule options; see /api/rules/")
 
 
 class CampaignUpdateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=120, required=False)
+    name = serializers.CharField(max_length=100, required=False)
     options = serializers.DictField(required=False, help_text="only the options to change")
 
 
@@ -85,7 +85,7 @@ class CharacterSerializer(serializers.ModelSerializer):
 class CharacterWriteSerializer(serializers.Serializer):
     # The service checks the name with the traits and resources, so a form hears of every bad
     # field in one answer.
-    name = serializers.CharField(required=False, allow_blank=True, help_text="1-120 characters")
+    name = serializers.CharField(required=False, allow_blank=True, help_text="1-100 characters")
     traits = serializers.DictField(required=False)
     resources = serializers.DictField(required=False)
     owner_id = serializers.IntegerField(allow_null=True, required=False)

@@ -63,7 +63,7 @@ def campaign_data(campaign: Campaign, membership: Membership) -> dict[str, Any]:
 
 
 def character_data(characters: list[Character], membership: Membership) -> list[dict[str, Any]]:
-    from rolls.reads.selectors import resources_for  # rolls builds on campaign, not the reverse
+    from rolls.reads.known import resources_for  # rolls builds on campaign, not the reverse
 
     resources = resources_for(membership, characters)
     rows = CharacterSerializer(characters, many=True).data

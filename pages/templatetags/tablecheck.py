@@ -229,6 +229,11 @@ JS_TEXT: dict[str, Any] = {
     "conn_connecting": _("connecting…"),
     "conn_offline": _("offline — reconnecting"),
     "conn_title": _("Connection to the table"),
+    "history_changed": _(
+        "The history of this campaign changed since this browser last saw it: the server's log "
+        "no longer holds what you saw (an older backup was restored, or history was rewritten). "
+        "Tell the GM, and compare the receipts and exports you kept."
+    ),
     # feed
     "hidden_by": _("a hidden roll by {name}"),
     "private_mark": _("private: the roller and the GM"),
@@ -285,7 +290,7 @@ JS_TEXT: dict[str, Any] = {
     "effect": _("the attack lands with {n}"),
     "net_successes": _("{n} net successes"),
     "session_started": _("Session {n} started"),
-    "session_ended": _("Session {n} ended — its dice seed is revealed"),
+    "session_ended": _("Session {n} ended — keep its receipt"),
     "chapter_started": _("Chapter {n} started"),
     "chapter_ended": _("Chapter {n} ended"),
     "scene_started": _("Scene {n} started"),
@@ -308,8 +313,15 @@ JS_TEXT: dict[str, Any] = {
     "in_feed": _("#{n} in the feed"),
     # follow-ups
     "dramatic_failure": _("Fail dramatically for a Beat"),
-    "dramatic_failure_hint": _(
+    # the hint follows the campaign's option, which the server names in the offer's `limit`
+    "dramatic_failure_hint_per_chapter": _(
         "Turn this failure into a dramatic failure and earn a Beat (once per chapter)."
+    ),
+    "dramatic_failure_hint_per_scene": _(
+        "Turn this failure into a dramatic failure and earn a Beat (once per scene)."
+    ),
+    "dramatic_failure_hint_unlimited": _(
+        "Turn this failure into a dramatic failure and earn a Beat."
     ),
     "fortune": _("Spend Fortune"),
     "fortune_die": _("Die"),
@@ -333,10 +345,10 @@ JS_TEXT: dict[str, Any] = {
     "error": _("That did not work: {message}"),
     "saved": _("Saved."),
     "copied": _("Copied to the clipboard."),
-    "confirm_end_session": _("End the session? Its dice seed will be revealed."),
+    "confirm_end_session": _("End the session? Hidden rolls stay hidden until you reveal them."),
     "confirm_end_session_chapter": _(
-        "End the session? Its dice seed will be revealed. Chapter {n} is still open: "
-        "end it too, or keep it open into the next session?"
+        "End the session? Hidden rolls stay hidden until you reveal them. "
+        "Chapter {n} is still open: end it too, or keep it open into the next session?"
     ),
     "end_session_and_chapter": _("End the session and the chapter"),
     "end_session_only": _("End the session, keep the chapter"),

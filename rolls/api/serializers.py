@@ -29,6 +29,12 @@ class CheckRequestSerializer(serializers.Serializer):
     task = serializers.CharField(required=False, max_length=120, help_text="names a retry")
     faces = serializers.JSONField(required=False, help_text="physical dice (manual_dice only)")
     call = serializers.UUIDField(required=False, help_text="answers the GM's call for a check")
+    client_seed = serializers.CharField(
+        required=False,
+        max_length=128,
+        help_text="the player's entropy, 1-128 hex digits (pages send 16 random bytes): bound "
+        "into the faces, recorded in the event (docs/verification.md)",
+    )
 
 
 class LineSerializer(serializers.Serializer):
@@ -54,6 +60,12 @@ class CheckSerializer(serializers.Serializer):
     visibility = serializers.CharField()
     outcome = serializers.CharField(required=False)
     data = serializers.JSONField(required=False)
+    dice_marks = serializers.JSONField(
+        required=False, help_text="per roll, chains of dice with their marks (docs/websocket.md)"
+    )
+    follow_ups = serializers.JSONField(
+        required=False, help_text="the follow-ups I may apply now, with choices and costs"
+    )
 
 
 class FortuneSerializer(serializers.Serializer):
@@ -84,6 +96,10 @@ class EventSerializer(serializers.Serializer):
     visibility = serializers.CharField()
     redacted = serializers.BooleanField()
     payload = serializers.JSONField(required=False)
+    prev_hash = serializers.CharField(help_text="the previous event's hash (the chain link)")
+    hash = serializers.CharField(help_text="this event's chain hash; keep the last as a receipt")
+    dice_marks = serializers.JSONField(required=False, help_text="check events: which dice counted")
+    follow_ups = serializers.JSONField(required=False, help_text="check events: what I may apply")
 
 
 class WillpowerSerializer(serializers.Serializer):

@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from campaign.api.views import campaign_for
 from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput, NotFound
+from campaign.limits import MAX_INT
 from campaign.models import Membership, Role
 from rolls.api.serializers import (
     AgainSerializer,
@@ -34,6 +35,7 @@ from rolls.checks import calls, followups, rollbox, services
 from rolls.models import Check, CheckCall
 from rolls.reads import selectors
 from rolls.reads.allowances import allowances_for
+from rolls.reads.present import present_check, present_checks
 from rolls.trust.export import checks_csv, export_campaign
 
 
@@ -41,32 +43,6 @@ def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise InvalidInput("non_field_errors", gettext("expected a JSON object"))
     return request.data
-
-
-def check_data(check: Check, membership: Membership) -> dict[str, Any]:
-    shown: dict[str, Any] = {
-        "seq": check.seq,
-        "kind": check.kind,
-        "system": check.system,
-        "visibility": check.visibility,
-        "revealed": check.revealed,
-        "actor_id": check.actor_id,
-        "created_at": check.created_at,
-    }
-    if not selectors.check_visible(check, membership):
-        return {**shown, "redacted": True}
-    return {
-        **shown,
-        "redacted": False,
-        "outcome": check.outcome,
-        "character": check.character_id,
-        "session": check.session_id,
-        "chapter": check.chapter_id,
-        "label": check.label,
-        "task": check.task,
-        "manual": check.manual,
-        "data": check.data,
-    }
 
 
 def _int_param(request: Request, name: str, default: int | None = None) -> int | None:
@@ -77,8 +53,8 @@ def _int_param(request: Request, name: str, default: int | None = None) -> int |
         value = int(raw)
     except ValueError:
         raise InvalidInput(name, gettext("must be an integer")) from None
-    if value < 0:
-        raise InvalidInput(name, gettext("must not be negative"))
+    if not 0 <= value <= MAX_INT:
+        raise InvalidInput(name, gettext("must be from 0 to %(max)d") % {"max": MAX_INT})
     return value
 
 
@@ -105,7 +81,7 @@ class CheckListView(WriteView):
         else:
             # A feed's "show older": the page just below what it shows.
             page = list(checks.filter(seq__lt=before).order_by("-seq")[:limit])[::-1]
-        return Response([check_data(check, membership) for check in page])
+        return Response(present_checks(page, membership))
 
     @extend_schema(
         request=CheckRequestSerializer, responses={201: CheckSerializer}, summary="Roll a check"
@@ -115,7 +91,7 @@ class CheckListView(WriteView):
         check = services.check_roll(
             campaign=campaign, actor=request.user, request=json_object(request)
         )
-        return Response(check_data(check, membership), status=status.HTTP_201_CREATED)
+        return Response(present_check(check, membership), status=status.HTTP_201_CREATED)
 
 
 class ParseView(APIView):
@@ -141,7 +117,7 @@ class ParseView(APIView):
         )
 
 
-class AgainView(APIView):
+class AgainView(WriteView):
     @extend_schema(
         request=AgainSerializer,
         responses={201: CheckSerializer},
@@ -152,10 +128,12 @@ class AgainView(APIView):
         check = rollbox.roll_again(
             campaign=campaign, actor=request.user, seq=seq, changes=json_object(request)
         )
-        return Response(check_data(check, membership), status=status.HTTP_201_CREATED)
+        return Response(present_check(check, membership), status=status.HTTP_201_CREATED)
 
 
 class OddsView(APIView):
+    throttle_classes = ()  # rolls nothing: the composer asks on every change of the form
+
     @extend_schema(
         request=CheckRequestSerializer, responses=OpenApiTypes.OBJECT, summary="Odds, no roll"
     )
@@ -175,7 +153,7 @@ class CheckDetailView(APIView):
         check = Check.objects.filter(campaign=campaign, seq=seq).first()
         if check is None:
             raise NotFound("check", gettext("no such check in this campaign"))
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class DramaticFailureView(WriteView):
@@ -183,7 +161,7 @@ class DramaticFailureView(WriteView):
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         check = followups.take_dramatic_failure(campaign=campaign, actor=request.user, seq=seq)
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class FortuneView(WriteView):
@@ -198,7 +176,7 @@ class FortuneView(WriteView):
             die=data.get("die"),
             value=data.get("value"),
         )
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class ExtraNiceView(WriteView):
@@ -209,7 +187,7 @@ class ExtraNiceView(WriteView):
         check = followups.take_extra_nice(
             campaign=campaign, actor=request.user, seq=seq, count=data.get("count")
         )
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class RevealView(WriteView):
@@ -217,7 +195,7 @@ class RevealView(WriteView):
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         check = services.reveal_check(campaign=campaign, actor=request.user, seq=seq)
-        return Response(check_data(check, membership))
+        return Response(present_check(check, membership))
 
 
 class WillpowerRestoreView(WriteView):

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 
 from campaign.access import require_gm
 from campaign.errors import InvalidInput, NotFound
+from campaign.limits import MAX_REQUEST_BYTES, check_stored_size
 from campaign.models import (
     Campaign,
 )
@@ -19,6 +20,7 @@ from eventlog.event_types import CHECK_CALL_CLOSED, CHECK_CALLED
 from eventlog.stream import append_event, lock_stream
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
+    ANSWER_KEYS,
     COMMON_KEYS,
     assemble_from_sheet,
     find_character,
@@ -44,10 +46,11 @@ def call_for_check(
     characters = [find_character(campaign, value, "characters") for value in character_ids]
     if not isinstance(request, Mapping):
         raise InvalidInput("request", _("expected an object"))
+    check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)
     spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
-    allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
-    # Willpower is the answering player's to spend, never the call's.
-    refuse_unknown_fields(spec, allowed - {"willpower"}, campaign.system, prefix="request.")
+    # What an answer carries (character, faces, Willpower, client seed) is never the call's.
+    allowed = (COMMON_KEYS | set(SYSTEM_KEYS[campaign.system])) - ANSWER_KEYS
+    refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
     for character in characters:  # the call must be rollable by everyone it names
         assemble_from_sheet(
             campaign, character, spec, RollContext(life_or_death_allowed=True), prefix="request."

@@ -9,7 +9,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
+from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
 from campaign.models import (
     Campaign,
     Character,
@@ -18,11 +18,22 @@ from campaign.models import (
 )
 from rolls.checks.assembly import Assembled, RollContext, assemble
 from rolls.models import Check, CheckCall, RuleUse
-from rolls.reads.selectors import check_visible
+from rolls.reads.visibility import require_may_see
 from rolls.systems.errors import RuleError
 from rolls.systems.traits import sheet_for_roll
 
-COMMON_KEYS = {"character", "traits", "pool", "modifiers", "visibility", "label", "task", "faces"}
+COMMON_KEYS = {
+    "character",
+    "traits",
+    "pool",
+    "modifiers",
+    "visibility",
+    "label",
+    "task",
+    "faces",
+    "client_seed",
+}
+MAX_CLIENT_SEED = 128  # hex digits: 64 bytes
 # Keys of the request that describe one roll (also allowed inside `against` and `actions`).
 ROLL_KEYS = {"character", "traits", "pool", "modifiers", "label"}
 KIND_KEYS = {
@@ -34,8 +45,9 @@ KIND_KEYS = {
 }
 MAX_ACTIONS = 6
 # What a player's answer to a GM's call may carry: the call fixes everything else (#12, item 7).
-# Willpower is the character's own resource, declared with the roll (README: rule decisions).
-ANSWER_KEYS = {"character", "faces", "willpower"}
+# Willpower is the character's own resource, declared with the roll (README: rule decisions);
+# the client seed is the roller's own entropy (docs/verification.md).
+ANSWER_KEYS = {"character", "faces", "willpower", "client_seed"}
 # Systems whose characters spend Willpower on a roll (RULES 2.11).
 WILLPOWER_SYSTEMS = ("storyteller", "cofd")
 # Flags only a GM sets (directly, or in a call for a check that a player answers).
@@ -76,6 +88,19 @@ def parse_uuid(value: Any, field: str) -> uuid.UUID:
         raise InvalidInput(field, _("is not an id")) from None
 
 
+def client_seed_field(value: Any) -> str | None:
+    """The player's entropy (docs/verification.md): hex digits, bound into the faces."""
+    if value is None:
+        return None
+    if (
+        not isinstance(value, str)
+        or not 0 < len(value) <= MAX_CLIENT_SEED
+        or any(c not in "0123456789abcdef" for c in value.lower())
+    ):
+        raise InvalidInput("client_seed", f"must be 1 to {MAX_CLIENT_SEED} hexadecimal digits")
+    return value.lower()
+
+
 def find_character(campaign: Campaign, value: Any, field: str = "character") -> Character | None:
     if value in (None, ""):
         return None
@@ -107,11 +132,9 @@ def helper_checks(
     helpers = list(Check.objects.filter(campaign=campaign, seq__in=seqs).order_by("seq"))
     if len(helpers) != len(seqs):
         raise NotFound("helpers", _("a helper roll is not a check of this campaign"))
+    for helper in helpers:  # a hidden helper's successes would show in this roll's pool
+        require_may_see(helper, membership, field="helpers")
     for helper in helpers:
-        if not check_visible(helper, membership):
-            raise NotAllowed(
-                "helpers", _("check #{seq} is not a roll you can see").format(seq=helper.seq)
-            )
         if helper.session_id != session.pk or helper.kind != "single":
             raise InvalidInput(
                 "helpers", _("check #{seq} is not a roll of this session").format(seq=helper.seq)

@@ -13,6 +13,7 @@ from campaign.errors import Conflict, InvalidInput, call_rules
 from campaign.models import (
     Campaign,
     Character,
+    Membership,
     Session,
     SessionSecret,
 )
@@ -24,17 +25,37 @@ from rolls.checks.requests import (
     WILLPOWER_SYSTEMS,
     find_character,
 )
-from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.rules import RETRY_SYSTEMS, compare, option, task_key
-from rolls.systems import HmacDice, cofd, d6pool, storyteller
+from rolls.models import Check
+from rolls.reads.known import failed_attempts, free_botch_available
+from rolls.rules import compare, option
+from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, storyteller
 
 
 class Roller:
-    """Rolls every roll of one event: server dice from the session seed, or the player's faces."""
+    """Rolls every roll of one event: server dice from this roll's key and the player's client
+    seed, or the player's faces. Every check.rolled of a session uses the next roll key (manual
+    ones too, so that the n-th key is always the n-th roll's) and commits to the one after it."""
 
-    def __init__(self, campaign: Campaign, session: Session, seq: int, faces: Any, manual: bool):
+    def __init__(
+        self,
+        campaign: Campaign,
+        session: Session,
+        seq: int,
+        faces: Any,
+        manual: bool,
+        client_seed: str | None,
+    ):
         self.manual = manual
         self.index = 0
+        seed = bytes(SessionSecret.objects.get(session_id=session.pk).seed)
+        key_index = Check.objects.filter(campaign=campaign, session_id=session.pk).count()
+        key = roll_key(seed, key_index)
+        # Recorded in the event: what anyone needs to re-derive the faces once they may see it.
+        self.record = {
+            "client_seed": client_seed,
+            "dice_key": {"index": key_index, "key": key.hex()},
+            "next_key": key_commitment(roll_key(seed, key_index + 1)),
+        }
         if manual:
             if faces is None:
                 raise InvalidInput("faces", _("this campaign uses physical dice: enter the faces"))
@@ -48,8 +69,7 @@ class Roller:
                         "when the rule option manual_dice is on"
                     ),
                 )
-            secret = SessionSecret.objects.get(session_id=session.pk)
-            self.dice = HmacDice(bytes(secret.seed), str(campaign.pk), seq)
+            self.dice = KeyedDice(key, campaign.pk, seq, client_seed or "")
 
     def roll(self, system: str, check: dict[str, Any], count: int) -> tuple[list[int], dict]:
         """The next roll's faces and result; ``count`` is how many rolls the event has."""
@@ -72,42 +92,38 @@ class Roller:
 
 
 class FreeBotches:
-    """Who may still turn a botch into a failure this session (RULES 2.7, A.2).
+    """Who may still turn a botch into a failure in this event (RULES 2.7, A.2).
 
-    Decided from the log under any scoping (#12, item 4): a free botch consumed under either
-    scope counts as that character's and as the table's. So ``per_character``: this character
-    has consumed none this session; ``per_table``: nobody has. Rolls inside one event consume
-    in order, so a second botch in the same declaration stays a botch.
+    The session's allowance is decided from the log under any scoping (#12, item 4;
+    ``rolls.reads.known.free_botch_available``); on top of it, rolls inside one event consume in
+    order, so a second botch in the same declaration stays a botch.
     """
 
-    def __init__(self, campaign: Campaign, session: Session) -> None:
-        storyteller_table = campaign.system == "storyteller"
-        self.mode = (
-            option(campaign.options, "storyteller", "free_botch") if storyteller_table else "off"
+    def __init__(
+        self, campaign: Campaign, session: Session, viewer: Membership | None = None
+    ) -> None:
+        self.campaign, self.session, self.viewer = campaign, session, viewer
+        self.per_table = (
+            campaign.system == "storyteller"
+            and option(campaign.options, "storyteller", "free_botch") == "per_table"
         )
-        used = RuleUse.objects.filter(campaign=campaign, rule="free_botch", period_id=session.pk)
-        self.used = {str(c) for c in used.values_list("character_id", flat=True)}
+        self.consumed_here: set[str] = set()
 
     def available(self, character: Character | None) -> bool:
-        if self.mode == "off" or character is None:  # an unnamed NPC has no allowance to track
+        if character is None:  # an unnamed NPC has no allowance to track
             return False
-        if self.mode == "per_table":
-            return not self.used
-        return str(character.pk) not in self.used
+        if self.consumed_here and (self.per_table or str(character.pk) in self.consumed_here):
+            return False
+        return free_botch_available(
+            campaign=self.campaign,
+            session_id=self.session.pk,
+            character_id=character.pk,
+            viewer=self.viewer,
+        )
 
     def consumed(self, character: Character | None, result: Mapping[str, Any]) -> None:
         if character is not None and result.get("free_botch_consumed"):
-            self.used.add(str(character.pk))
-
-
-def attempt_number(campaign: Campaign, character: Character | None, task: str) -> int:
-    """1 + the failed attempts so far at this task (names match whatever their case)."""
-    if not task or character is None or campaign.system not in RETRY_SYSTEMS:
-        return 1
-    row = TaskAttempts.objects.filter(
-        campaign=campaign, character_id=character.pk, task=task_key(task)
-    )
-    return 1 + (row.values_list("failures", flat=True).first() or 0)
+            self.consumed_here.add(str(character.pk))
 
 
 def read_roll_context(
@@ -119,13 +135,20 @@ def read_roll_context(
     is_gm: bool,
     life_or_death_called: bool,
     helpers: list[Check],
+    viewer: Membership | None = None,
     circumstances_by: str = "player",
     free_botches: FreeBotches | None = None,
 ) -> RollContext:
-    free_botches = free_botches or FreeBotches(campaign, session)
+    """The state the rules decide on (``viewer`` None), or as ``viewer`` may know it (odds)."""
+    attempt = 1
+    if character is not None:
+        attempt += failed_attempts(
+            campaign=campaign, character_id=character.pk, task=task, viewer=viewer
+        )
+    free_botches = free_botches or FreeBotches(campaign, session, viewer)
     bonus = cofd.teamwork_bonus([h.data["rolls"][0]["result"] for h in helpers]) if helpers else 0
     return RollContext(
-        attempt=attempt_number(campaign, character, task),
+        attempt=attempt,
         free_botch_available=free_botches.available(character),
         teamwork_bonus=bonus,
         helper_count=len(helpers),

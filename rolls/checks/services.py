@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from campaign.access import require_controls_character, require_gm, require_player_or_gm
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
+from campaign.limits import MAX_REQUEST_BYTES, check_stored_size, plain_json
 from campaign.models import (
     Campaign,
     Chapter,
@@ -33,6 +34,7 @@ from eventlog.event_types import (
 )
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
+from rolls.checks import eligibility
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
     ANSWER_KEYS,
@@ -42,6 +44,7 @@ from rolls.checks.requests import (
     WILLPOWER_SYSTEMS,
     answering_call,
     assemble_from_sheet,
+    client_seed_field,
     find_character,
     helper_checks,
     refuse_unknown_fields,
@@ -62,7 +65,7 @@ from rolls.rules import failed_attempt, option, task_key
 from rolls.systems import cofd
 
 # Parts of a request that belong to one roll only: its dice, the call it answered, its helpers.
-NOT_REPEATED = ("faces", "call", "helpers")
+NOT_REPEATED = ("faces", "call", "helpers", "client_seed")  # a repeat brings its own entropy
 
 
 @transaction.atomic
@@ -77,9 +80,11 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     is_gm = membership.role == Role.GM
     if not isinstance(request, Mapping):
         raise InvalidInput("non_field_errors", _("expected a JSON object"))
+    check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)  # it is kept in the event
     campaign = lock_stream(campaign.pk)
     system, options = campaign.system, campaign.options
     data = dict(request)
+    client_seed = client_seed_field(data.get("client_seed"))  # the roller's own, never the call's
     call = answering_call(campaign, data)
     if call is not None:
         # The GM's call decides what is rolled; the player answers with the character, the
@@ -118,9 +123,8 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         # same faces at the same seq on the next try.
         require_willpower(character, 1)
     seq = campaign.head_seq + 1
-    roller = Roller(
-        campaign, session, seq, data.get("faces"), bool(option(options, system, "manual_dice"))
-    )
+    manual = bool(option(options, system, "manual_dice"))
+    roller = Roller(campaign, session, seq, data.get("faces"), manual, client_seed)
 
     helpers = (
         helper_checks(campaign, session, data, membership, character) if "helpers" in data else []
@@ -189,7 +193,8 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
             bool(first["rules"].get("not_escalating")),
         ),
         # What was asked (a call's request merged in), so the roller can roll it again.
-        "request": {k: v for k, v in data.items() if k not in NOT_REPEATED},
+        "request": plain_json({k: v for k, v in data.items() if k not in NOT_REPEATED}),
+        **roller.record,
     }
     scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
     append_event(
@@ -209,13 +214,12 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
 @transaction.atomic
 def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Check:
     """GM: show a private or blind roll to everyone."""
-    require_gm(campaign, actor)
+    membership = require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
     check = Check.objects.filter(campaign=campaign, seq=seq).first()
     if check is None:
         raise NotFound("check", _("no such check in this campaign"))
-    if check.visibility == Visibility.PUBLIC or check.revealed:
-        raise Conflict("check", _("this roll is already visible to everyone"))
+    eligibility.require(eligibility.REVEAL, check, membership, eligibility.Now(campaign))
     append_event(
         campaign=campaign,
         type=CHECK_REVEALED,
@@ -268,7 +272,7 @@ def preview_odds(
     session = Session.open_in(campaign)
     task = text_field(data, "task", 120)
     state = RollContext(life_or_death_allowed=membership.role == Role.GM)
-    if session is not None:
+    if session is not None:  # the state as this member may know it, not what hidden rolls did
         state = read_roll_context(
             campaign=campaign,
             session=session,
@@ -277,6 +281,7 @@ def preview_odds(
             is_gm=membership.role == Role.GM,
             life_or_death_called=False,
             helpers=[],
+            viewer=membership,
         )
     spec = {k: v for k, v in data.items() if k not in ("against", "actions", "helpers", "mode")}
     refuse_unknown_fields(spec, COMMON_KEYS | set(SYSTEM_KEYS[campaign.system]), campaign.system)

@@ -1,15 +1,16 @@
 """After-commit publishing of events to the live feed's groups.
 
-Every committed event is rendered by `rolls.reads.selectors.present_events` (the one place that
-decides who sees what) once per class of viewer (any, GM, member), and sent to channel-layer
-groups so that a socket never receives content its member may not see:
+Every committed event is rendered by `rolls.reads.present` (which asks
+`rolls.reads.visibility.may_see`, the one place that decides who sees what) for each member, and
+sent to channel-layer groups so that a socket never receives content its member may not see:
 
-- an event everyone may see in full goes, once, to ``campaign.<id>.all`` (every socket);
-- otherwise the GM's rendering goes to ``campaign.<id>.gm``; the full event to
-  ``campaign.<id>.user.<uid>`` of each other member allowed to see it; and last the redacted stub
-  (which keeps the seq, so feeds stay gapless) to ``campaign.<id>.all``, naming the users who get
-  the full event. Sockets that got the full event drop the stub as a duplicate; one whose full
-  message was lost reads the event from the log rather than show the stub (rolls/live/consumers.py).
+- an event everyone sees alike goes, once, to ``campaign.<id>.all`` (every socket);
+- otherwise the GMs' rendering goes to ``campaign.<id>.gm``; the rendering of each other member
+  whose view differs from the most common one (the full event of a hidden roll, a check with the
+  follow-ups they may apply) to ``campaign.<id>.user.<uid>``; and last the most common rendering
+  (often the redacted stub, which keeps the seq so feeds stay gapless) to ``campaign.<id>.all``,
+  naming the users who got their own. Sockets that got their own drop it as a duplicate; one whose
+  own message was lost reads the event from the log instead (rolls/live/consumers.py).
 
 Two groups per socket (all, and gm or user.<uid>): the in-memory layer's cost grows with them.
 
@@ -33,6 +34,7 @@ import json
 import logging
 import os
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
@@ -42,14 +44,16 @@ from django.conf import settings
 from redis.exceptions import MaxConnectionsError
 from redis.exceptions import TimeoutError as RedisTimeout
 
+from accounts.revocation import access_revoked
 from campaign.models import Event, Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.stream import on_event_committed
-from rolls.reads.selectors import present_events
+from rolls.reads.present import CHECK_EVENT_TYPES, present_events, present_to_each
 
 logger = logging.getLogger("rolls.live")
 
 MESSAGE_TYPE = "feed.event"  # handled by LiveFeedConsumer.feed_event
+REVOKED = "feed.revoked"  # handled by LiveFeedConsumer.feed_revoked
 MEMBER_EVENTS = (MEMBER_ROLE_CHANGED, MEMBER_LEFT)  # change what a socket may see
 
 
@@ -79,35 +83,41 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     """(group, message) pairs for one committed event, in the order they are to be sent.
 
     `rendered_for` tells the consumer whom the text was rendered for ("any", "gm" or "member"), so a
-    socket whose role changed meanwhile renders the event itself instead of using it.
+    socket whose role changed meanwhile renders the event itself instead of using it. A check's
+    frame differs per member (what they may see, the follow-ups they may apply), so the GMs' text
+    goes to the GM group, each member whose text differs from the most common one gets theirs in
+    their own group, and the common one goes to everyone else (naming who got their own).
     """
     cid = event.campaign_id
     subject = event.payload.get("user_id") if event.type in MEMBER_EVENTS else None
     base = {"type": MESSAGE_TYPE, "seq": event.seq, "event_type": event.type, "subject": subject}
     members = Membership.objects.filter(campaign_id=cid)
-    if event.visibility == "public":
+    if event.visibility == "public" and event.type not in CHECK_EVENT_TYPES:
         # The common case: rendered once, for a non-GM member when there is one.
         sample = members.exclude(role=Role.GM).first() or members.first()
         shown = present_events([event], sample)[0] if sample else None
         if shown and not shown["redacted"]:
             return [(group_all(cid), {**base, "rendered_for": "any", "text": event_frame(shown)})]
     memberships = list(members)
-    gms = [m for m in memberships if m.role == Role.GM]
-    others = [m for m in memberships if m.role != Role.GM]
+    texts = {uid: event_frame(shown) for uid, shown in present_to_each(event, memberships).items()}
+    gms = [m.user_id for m in memberships if m.role == Role.GM]
+    others = [m.user_id for m in memberships if m.role != Role.GM]
+    if len(set(texts.values())) == 1:
+        return [
+            (group_all(cid), {**base, "rendered_for": "any", "text": next(iter(texts.values()))})
+        ]
     pairs: list[tuple[str, dict[str, Any]]] = []
-    if gms:
-        [shown] = present_events([event], gms[0])
-        pairs.append((group_gm(cid), {**base, "rendered_for": "gm", "text": event_frame(shown)}))
-    views = {m.user_id: present_events([event], m)[0] for m in others}
-    full_for = sorted(user_id for user_id, shown in views.items() if not shown["redacted"])
-    for user_id in full_for:
-        text = event_frame(views[user_id])
-        pairs.append((group_user(cid, user_id), {**base, "rendered_for": "member", "text": text}))
-    stub = next((shown for shown in views.values() if shown["redacted"]), None)
-    if stub is not None:
-        text = event_frame(stub)
-        message = {**base, "rendered_for": "member", "text": text, "full_for": full_for}
-        pairs.append((group_all(cid), message))
+    if gms:  # every GM sees everything and may apply every follow-up: one text
+        pairs.append((group_gm(cid), {**base, "rendered_for": "gm", "text": texts[gms[0]]}))
+    if not others:
+        return pairs
+    common = Counter(texts[uid] for uid in others).most_common(1)[0][0]
+    own = sorted(uid for uid in others if texts[uid] != common)
+    for user_id in own:
+        message = {**base, "rendered_for": "member", "text": texts[user_id]}
+        pairs.append((group_user(cid, user_id), message))
+    message = {**base, "rendered_for": "member", "text": common, "full_for": own}
+    pairs.append((group_all(cid), message))
     return pairs
 
 
@@ -140,7 +150,7 @@ class _Publisher:
             try:
                 await _send(pairs)
             except Exception as error:
-                _not_published(pairs[0][1]["seq"], error)
+                _not_published(pairs[0][1].get("seq"), error)
 
     @classmethod
     def submit(cls, pairs: Pairs) -> bool:
@@ -176,6 +186,20 @@ def publish(event: Event) -> None:
 
 
 on_event_committed(publish)
+
+
+def close_sockets_of(sender: Any = None, *, user_id: int, **kwargs: Any) -> None:
+    """The `access_revoked` listener: every socket of the user, in every process, closes (4401)."""
+    campaign_ids = Membership.objects.filter(user_id=user_id).values_list("campaign_id", flat=True)
+    pairs = [(group_user(cid, user_id), {"type": REVOKED}) for cid in campaign_ids]
+    try:
+        if pairs and not _Publisher.submit(pairs):
+            async_to_sync(_send)(pairs)
+    except Exception:  # the layer is down: the sockets stay open until their next reconnect
+        logger.warning("live feed: could not close the sockets of user %s", user_id, exc_info=True)
+
+
+access_revoked.connect(close_sockets_of)
 
 
 # --- receiving -------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
+from asgiref.sync import sync_to_async
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
@@ -36,11 +37,14 @@ from django.utils.translation import get_supported_language_variant
 from django.utils.translation import gettext as _
 from django.utils.translation.trans_real import parse_accept_lang_header
 
+from accounts.throttles import FrameBucket, write_wait
 from campaign import idempotency
 from campaign.access import membership_of
 from campaign.errors import DomainError, InvalidInput
+from campaign.limits import parse_json
 from campaign.models import Campaign, Membership, Role
 from config.outage import refusal_for
+from eventlog.chain import is_chain_hash
 from eventlog.writers import writer_slot
 from rolls.checks import calls, followups, services
 from rolls.live.broadcast import (
@@ -52,7 +56,7 @@ from rolls.live.broadcast import (
     heartbeat_seconds,
 )
 from rolls.live.presence import presence_for
-from rolls.reads.selectors import events_for
+from rolls.reads.selectors import chain_holds, events_for
 
 logger = logging.getLogger("rolls.live")
 
@@ -60,13 +64,22 @@ CLOSE_NOT_AUTHENTICATED = 4401
 CLOSE_NOT_A_MEMBER = 4403  # also: no such campaign (a non-member learns nothing)
 PAGE = 200  # events per catch-up frame
 MAX_FETCH = 1000  # events per fetch request
-MAX_FRAME = 64 * 1024  # characters per client frame
 MAX_REF = 100
+WRITES = {"roll", "dramatic_failure", "fortune", "extra_nice", "reveal", "call", "close_call"}
 RECOVERING_AT_ONCE = 16  # sockets of one process catching up after an outage at the same time
 # Catch-up pages one process reads and renders at a time. One: rendering is CPU-bound, and every
 # extra reader thread slows REST requests down (the GIL); bench/catchup.py measured 2 and 4 worse.
 READING_AT_ONCE = 1
 INBOX = 1000  # live messages waiting for a socket; beyond, they are dropped and read from the log
+
+
+class Throttled(DomainError):
+    status = 429
+    code = "throttled"
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("frame", f"too many frames or commands; wait {retry_after:.1f} s")
+        self.retry_after = max(0.1, round(retry_after, 1))
 
 
 def _whole(frame: dict[str, Any], key: str, minimum: int = 0) -> int:
@@ -133,6 +146,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         self._send_lock = asyncio.Lock()
         self._heartbeat: asyncio.Task | None = None
         self._last_presence: list[dict[str, Any]] | None = None
+        self.bucket = FrameBucket()
         try:
             with contextlib.suppress(StopConsumer):
                 await await_many_dispatch([receive, self.inbox.get], self.dispatch)
@@ -168,10 +182,13 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         with contextlib.suppress(Exception):  # presence waits for the layer
             await self._announce(joined=True)
         self._heartbeat = asyncio.create_task(self._beat())
-        after, problem = self._after_from_query()
+        after, witness, problem = self._after_from_query()
         async with self._lock:
             head = await self._head()
-            if problem is None and after is not None and after > head:
+            if witness is not None and not await self._witness_holds(after, witness):
+                await self._history_changed(after, witness, head)
+                after = None  # this client's history is not the log's: it starts afresh
+            elif problem is None and after is not None and after > head:
                 problem = InvalidInput(
                     "after", _("is ahead of this campaign's log (head {head})").format(head=head)
                 )
@@ -200,7 +217,12 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _subscribe(self) -> None:
         cid = self.campaign_id
-        groups = [group_all(cid), group_gm(cid) if self._is_gm else group_user(cid, self.user.pk)]
+        # Every socket hears its user's group: for a GM, only `feed.revoked` is ever sent there.
+        groups = [
+            group_all(cid),
+            group_user(cid, self.user.pk),
+            *([group_gm(cid)] if self._is_gm else []),
+        ]
         try:
             await self.hub.subscribe(self, groups)
         except Exception as error:  # the layer is down: the hub retries; the log covers the gap
@@ -360,14 +382,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         try:
             if text_data is None:
                 raise InvalidInput("frame", _("send JSON text frames, not binary ones"))
-            if len(text_data) > MAX_FRAME:
-                raise InvalidInput(
-                    "frame", _("frames are limited to {n} characters").format(n=MAX_FRAME)
-                )
-            try:
-                frame = json.loads(text_data)
-            except ValueError:
-                raise InvalidInput("frame", _("not valid JSON")) from None
+            wait = self.bucket.take()
+            frame = parse_json(text_data, "frame")  # the limits of every REST body
             if not isinstance(frame, dict):
                 raise InvalidInput("frame", _("expected a JSON object"))
             ref = frame.get("ref")
@@ -376,6 +392,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                 raise InvalidInput(
                     "ref", _("must be a string or number of at most {n}").format(n=MAX_REF)
                 )
+            if wait is not None:
+                raise Throttled(wait)
             kind = frame.get("type")
             command = self.COMMANDS.get(kind) if isinstance(kind, str) else None
             if command is None:
@@ -383,6 +401,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                     "type",
                     _("unknown frame type; one of {types}").format(types=", ".join(self.COMMANDS)),
                 )
+            if kind in WRITES and (wait := await sync_to_async(write_wait)(self.user.pk)):
+                raise Throttled(wait)  # the same per-user budget as the REST API's writes
             data = await command(self, frame)
         except DomainError as error:
             await self._error(ref, error)
@@ -419,8 +439,14 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _resume(self, frame: dict[str, Any]) -> None:
         after = _whole(frame, "after")
+        witness = frame.get("hash")
+        if witness is not None and not is_chain_hash(witness):
+            raise InvalidInput("hash", "must be the 64 hex digits of the event's hash")
         async with self._lock:
             head = await self._head()
+            if witness is not None and not await self._witness_holds(after, witness):
+                await self._history_changed(after, witness, head, frame.get("ref"))
+                return
             if after > head:
                 raise InvalidInput(
                     "after", _("is ahead of this campaign's log (head {head})").format(head=head)
@@ -507,6 +533,10 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         "odds": _odds,
     }
 
+    async def feed_revoked(self, message: dict[str, Any]) -> None:
+        """The user signed out, changed their password or revoked their token."""
+        await self._close(CLOSE_NOT_AUTHENTICATED)
+
     async def _service(self, service: Callable[..., Any], **kwargs: Any) -> Any:
         def run() -> Any:
             campaign = Campaign.objects.get(pk=self.campaign_id)
@@ -556,13 +586,33 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
     def _is_gm(self) -> bool:
         return self.membership is not None and self.membership.role == Role.GM
 
-    def _after_from_query(self) -> tuple[int | None, InvalidInput | None]:
+    def _after_from_query(self) -> tuple[int | None, str | None, InvalidInput | None]:
+        """``after=<seq>`` or ``after=<seq>:<hash>`` (a witness: the hash it saw for seq)."""
         values = parse_qs(self.scope.get("query_string", b"").decode("latin1")).get("after")
         if not values:
-            return None, None
-        if not values[-1].isdigit():
-            return None, InvalidInput("after", _("must be the last seq you have seen (0 or more)"))
-        return int(values[-1]), None
+            return None, None, None
+        seq, colon, witness = values[-1].partition(":")
+        if not seq.isdigit() or len(seq) > 18 or (colon and not is_chain_hash(witness)):
+            what = _("must be the last seq you have seen (0 or more), or <seq>:<its hash>")
+            return None, None, InvalidInput("after", what)
+        return int(seq), (witness or None), None
+
+    async def _witness_holds(self, seq: int, witness: str) -> bool:
+        return await database_sync_to_async(chain_holds)(self.campaign_id, seq, witness)
+
+    async def _history_changed(self, seq: int, witness: str, head: int, ref: Any = None) -> None:
+        """The log no longer has what this client saw (a restored backup, a rewrite): say so
+        with a frame of its own, so that the page can warn its user and start afresh."""
+        await self._send_json(
+            {
+                "type": "history_changed",
+                "ref": ref,
+                "seq": seq,
+                "hash": witness,
+                "head": head,
+                "message": f"the log no longer holds event #{seq} with the hash this client saw",
+            }
+        )
 
     async def _error(self, ref: Any, error: DomainError) -> None:
         frame = {
@@ -575,6 +625,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         }
         if len(error.errors) > 1:  # a sheet with several bad fields: all of them, as in REST
             frame["errors"] = error.errors
+        if isinstance(error, Throttled):
+            frame["retry_after"] = error.retry_after
         await self._send_json(frame)
 
     async def _send_json(self, content: dict[str, Any]) -> None:

@@ -1,21 +1,27 @@
-"""What the stateful rules allow now (GET …/state/): resources and what the rules have used up,
-per member."""
+"""What the stateful rules allow now (GET …/state/): resources, what the rules have used up, and
+the follow-ups each check of the feed offers, per member."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Session
-from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.reads.selectors import check_visible, resources_for
+from rolls.models import RuleUse, TaskAttempts
+from rolls.reads.known import known_uses, resources_for
+from rolls.reads.present import follow_ups_by_seq
 
 
-def allowances_for(campaign: Campaign, membership: Membership) -> dict[str, Any]:
-    """Beats, Fortune, free botches, intentional dramatic failures and retries as they stand.
+def allowances_for(
+    campaign: Campaign, membership: Membership, head: int | None = None
+) -> dict[str, Any]:
+    """Beats, Fortune, free botches, intentional dramatic failures and retries as they stand,
+    and the follow-ups this member may apply now to the checks of the feed, as of ``head_seq``.
 
     A player learns nothing here that the rolls they may see do not already tell: allowances
     used by hidden rolls (a free botch on a blind roll) are left out until the roll is revealed.
     """
+    if head is None:
+        head = Campaign.objects.filter(pk=campaign.pk).values_list("head_seq", flat=True).get()
     session, chapter, scene = (
         Session.open_in(campaign),
         Chapter.open_in(campaign),
@@ -23,11 +29,10 @@ def allowances_for(campaign: Campaign, membership: Membership) -> dict[str, Any]
     )
     periods = [p.pk for p in (session, chapter, scene) if p is not None]
     session_pk = session.pk if session else None
-    uses = list(RuleUse.objects.filter(campaign=campaign, period_id__in=periods))
-    if membership.role != Role.GM:
-        checks = Check.objects.filter(campaign=campaign, seq__in=[u.check_seq for u in uses])
-        visible = {c.seq for c in checks if check_visible(c, membership)}
-        uses = [u for u in uses if u.check_seq in visible]
+    uses = known_uses(
+        membership,
+        RuleUse.objects.filter(campaign=campaign, period_id__in=periods),
+    )
     retries = []
     if membership.role == Role.GM:
         retries = [
@@ -51,7 +56,9 @@ def allowances_for(campaign: Campaign, membership: Membership) -> dict[str, Any]
                 ),
             }
         )
+    offered, first_seq = follow_ups_by_seq(campaign, membership, head)
     return {
+        "head_seq": head,
         "system": campaign.system,
         "options": campaign.options,
         "session": session.number if session else None,
@@ -63,4 +70,6 @@ def allowances_for(campaign: Campaign, membership: Membership) -> dict[str, Any]
         ),
         "characters": characters,
         "retries": retries,
+        "follow_ups": offered,
+        "follow_ups_from": first_seq,
     }

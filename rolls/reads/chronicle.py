@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy
 
 from campaign.models import Campaign, Event, Membership, Session
 from eventlog import event_types as types
-from rolls.reads.selectors import present_events
+from rolls.reads.present import present_events
 from rolls.words import outcome_name
 
 PERIOD_EVENTS = {
@@ -205,24 +205,23 @@ def _proof(presented: list[dict[str, Any]]) -> list[str]:
     lines = []
     for shown in presented:
         payload = shown.get("payload") or {}
-        if shown["type"] == types.SESSION_STARTED and payload.get("seed_commitment"):
+        if shown["type"] == types.SESSION_STARTED and payload.get("key_commitment"):
             lines.append(
-                _("Dice seed committed at the start: {commitment}").format(
-                    commitment=payload["seed_commitment"]
+                _("First roll key committed at the start: {commitment}").format(
+                    commitment=payload["key_commitment"]
                 )
             )
-        if shown["type"] == types.SESSION_ENDED:
-            if payload.get("seed"):
-                lines.append(_("Seed revealed at the end: {seed}").format(seed=payload["seed"]))
-            if payload.get("final_hash"):
-                lines.append(
-                    _("Receipt: #{seq}:{hash}").format(
-                        seq=payload.get("final_seq"), hash=payload["final_hash"]
-                    )
+        if shown["type"] == types.SESSION_ENDED and payload.get("final_hash"):
+            lines.append(
+                _("Receipt: #{seq}:{hash}").format(
+                    seq=payload.get("final_seq"), hash=payload["final_hash"]
                 )
+            )
     if not any(shown["type"] == types.SESSION_ENDED for shown in presented):
-        lines.append(_("The session is still open: its seed is revealed when it ends."))
-    lines.append(_("Check it yourself: python -m rolls.verify export.json --receipt SEQ:HASH"))
+        lines.append(_("The session is still open: its receipt is written when it ends."))
+    lines.append(
+        _("Check it yourself: python -m rolls.trust.verify export.json --receipt SEQ:HASH")
+    )
     return lines
 
 

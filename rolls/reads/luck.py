@@ -20,8 +20,8 @@ from django.core.cache import cache
 
 from campaign.models import Campaign, Membership, Role, Session
 from rolls import luck
-from rolls.models import Check
-from rolls.reads.selectors import check_visible
+from rolls.models import Check, VerificationCheckpoint
+from rolls.reads.visibility import may_see
 from rolls.systems import RuleError
 
 # A report is recomputed only when the log moves on; this bounds how long an unused one is kept.
@@ -118,7 +118,7 @@ def visible_rolls(
     rolled: list[RolledDie] = []
     for values in rows.iterator(chunk_size=2000):
         check = _CheckRow(*values)
-        if not check_visible(check, membership):  # type: ignore[arg-type]
+        if not may_see(check, membership):  # type: ignore[arg-type]
             continue
         for entry in check.payload.get("rolls", ()):
             rolled.append(_entry(check, entry))
@@ -191,7 +191,8 @@ def luck_report(
     if report is None:
         report = _build_report(campaign=campaign, membership=membership, session=session)
         cache.set(key, report, timeout=REPORT_CACHE_SECONDS)
-    return report
+    # Verification moves on without the log moving (the audit page, verify_log): never cached.
+    return {**report, "verification": _verification(campaign, session, head or 0)}
 
 
 def _build_report(
@@ -243,6 +244,18 @@ def _build_report(
             ),
             "dice": "Pearson's chi-square against a fair die, per die size and source",
         },
+    }
+
+
+def _verification(campaign: Campaign, session: Session | None, head: int) -> dict[str, Any]:
+    """What the stored verification (the audit page's, `verify_log`'s) says of these rolls'
+    dice: read, never computed here (a first full proof of a long log takes minutes)."""
+    checkpoint = VerificationCheckpoint.objects.filter(campaign=campaign).first()
+    last = head if session is None or session.ended_seq is None else session.ended_seq
+    return {
+        "verified_through": checkpoint.seq if checkpoint else 0,
+        "ok": bool(checkpoint and checkpoint.ok),
+        "covers": bool(checkpoint and checkpoint.ok and checkpoint.seq >= last),
     }
 
 

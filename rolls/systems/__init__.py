@@ -7,7 +7,8 @@ Public surface::
     roll(system_id, check, dice=None) -> (faces, result)   # the roller; default SystemDice()
     odds(system_id, check) -> {"outcomes": {outcome: p}, ...}   # exact, by dynamic programming
     RuleError(ValueError)   # defined in rolls.systems.errors; ``field`` names the bad input
-    DieSource, SystemDice, SeededDice, HmacDice, face_source   # dice (see rolls.systems.dice)
+    DieSource, SystemDice, SeededDice, KeyedDice, face_source  # dice (see rolls.systems.dice)
+    roll_key, key_commitment                    # per-roll keys and their commitments
 
 One code path: each system's rules are written against a face source (``roll(sides) -> int``,
 plus ``roll_many(sides, n)`` for a pool's dice in a row). ``resolve`` feeds them from the
@@ -49,21 +50,31 @@ from typing import Any
 
 from . import age, cofd, d6pool, nice_damnit, storyteller
 from ._core import MAX_DICE, FaceFeed, RuleError
-from .dice import DieSource, HmacDice, SeededDice, SystemDice, face_source
+from .dice import (
+    DieSource,
+    KeyedDice,
+    SeededDice,
+    SystemDice,
+    face_source,
+    key_commitment,
+    roll_key,
+)
 from .errors import gettext_noop as _
 
 __all__ = [
     "MAX_DICE",
     "SYSTEM_IDS",
     "DieSource",
-    "HmacDice",
+    "KeyedDice",
     "RuleError",
     "SeededDice",
     "SystemDice",
     "face_source",
+    "key_commitment",
     "odds",
     "resolve",
     "roll",
+    "roll_key",
 ]
 
 SYSTEM_IDS = ("d6pool", "storyteller", "nice_damnit", "age", "cofd")

@@ -8,16 +8,13 @@ initial dice); :func:`face_source` adds it to any other source.
 
 * :class:`SystemDice` (the default) — the operating system's CSPRNG (``os.urandom``).
 * :class:`SeededDice` — ``random.Random(seed)``: reproducible, for tests and simulations only.
-* :class:`HmacDice` — verifiable rolls. Anyone who knows ``seed`` can recompute every face.
-  The derivation is fixed (other code verifies it independently). For draw attempts with a
-  counter ``c = 0, 1, 2, …`` (incremented on *every* attempt, rejected ones included)::
+* :class:`KeyedDice` — verifiable rolls (docs/verification.md §2). Each roll has its own key
+  (:func:`roll_key`, from the session's secret seed), committed before the roll by
+  :func:`key_commitment`; the event's faces come from ONE keyed hash that binds the key, the
+  campaign, the event's seq and the player's client seed, expanded by SHAKE-256::
 
-      d = hmac.new(seed, f"{campaign}|{seq}|{c}".encode(), hashlib.sha256).digest()
-      x = int.from_bytes(d[:8], "big")
-      limit = 2**64 - (2**64 % sides)
-      if x < limit: face = x % sides + 1      # else: try the next counter
-
-  (The key is absorbed once and the keyed state copied per attempt: the same digest, faster.)
+      d = hmac.new(key, f"{campaign}|{seq}|{client_seed}".encode(), "sha256").digest()
+      stream = hashlib.shake_256(d).digest(n)          # as many bytes as the rolls consume
 
 Byte-buffered sources take one byte per attempt and reject bytes ≥ ``256 - 256 % sides``, so every
 face is exactly uniform; dice with more than 256 sides fall back to an exact ``randbelow``.
@@ -25,6 +22,7 @@ face is exactly uniform; dice with more than 256 sides fall back to an exact ``r
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import os
 import random
@@ -33,7 +31,16 @@ import weakref
 from itertools import islice
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["DieSource", "HmacDice", "SeededDice", "SystemDice", "face_source"]
+__all__ = [
+    "DieSource",
+    "KeyedDice",
+    "SeededDice",
+    "SystemDice",
+    "face_source",
+    "key_commitment",
+    "roll_digest",
+    "roll_key",
+]
 
 # Largest byte value + 1 that keeps `b % sides` uniform, per number of sides (index = sides).
 _BYTE_LIMITS = (0, *(256 - 256 % s for s in range(1, 257)))
@@ -143,41 +150,61 @@ class SeededDice(_ByteDice):
         return self._rng.randrange(n)
 
 
-class HmacDice:
-    """Verifiable faces derived from ``seed`` (see the module docstring for the exact recipe)."""
+def roll_key(seed: bytes, index: int) -> bytes:
+    """A session's ``index``-th roll key (0, 1, …): ``HMAC-SHA256(seed, "roll-key|<index>")``.
 
-    __slots__ = ("_counter", "_keyed", "_prefix")
+    Keys are pseudo-random functions of the secret seed: publishing any number of them tells
+    nothing about the others, so a public roll's key can be shown at once while a hidden roll's
+    stays secret until the GM reveals it.
+    """
+    if not isinstance(seed, bytes | bytearray) or isinstance(index, bool) or index < 0:
+        raise ValueError("a roll key needs a bytes seed and an index >= 0")
+    return hmac.new(bytes(seed), f"roll-key|{index}".encode(), "sha256").digest()
 
-    def __init__(self, seed: bytes, campaign: str, seq: int) -> None:
-        if not isinstance(seed, bytes | bytearray):
-            raise TypeError("HmacDice seed must be bytes")
-        # HMAC keyed once, copied per attempt: the same digest as hmac.new(seed, msg, sha256)
-        self._keyed = hmac.new(bytes(seed), digestmod="sha256")
-        self._prefix = f"{campaign}|{seq}|"
-        self._counter = 0
 
-    @property
-    def counter(self) -> int:
-        """The next attempt's counter, i.e. how many attempts (accepted or not) were made."""
-        return self._counter
+def key_commitment(key: bytes) -> str:
+    """What is published before a key is used: ``sha256(key)`` in hex."""
+    return hashlib.sha256(key).hexdigest()
 
-    def _attempt(self, c: int) -> int:
-        h = self._keyed.copy()
-        h.update(f"{self._prefix}{c}".encode())
-        return int.from_bytes(h.digest()[:8], "big")
 
-    def roll(self, sides: int) -> int:
-        _check_sides(sides)
-        limit = 2**64 - (2**64 % sides)
-        while True:
-            c = self._counter
-            self._counter = c + 1
-            x = self._attempt(c)
-            if x < limit:
-                return x % sides + 1
+def roll_digest(key: bytes, campaign: int | str, seq: int, client_seed: str) -> bytes:
+    """The one keyed hash of a roll: ``HMAC-SHA256(key, "<campaign>|<seq>|<client_seed>")``."""
+    return hmac.new(key, f"{campaign}|{seq}|{client_seed}".encode(), "sha256").digest()
 
-    def roll_many(self, sides: int, n: int) -> list[int]:
-        return [self.roll(sides) for _ in range(n)]
+
+class KeyedDice(_ByteDice):
+    """One event's faces: the bytes of ``SHAKE-256(roll_digest(key, campaign, seq, client_seed))``,
+    one byte per attempt, a byte ``b`` giving the face ``b % sides + 1`` when
+    ``b < 256 - 256 % sides`` and being skipped otherwise (dice above 256 sides take 8 bytes
+    big-endian against ``2**64 - 2**64 % sides``). The stream is as long as the rolls need: its
+    first n bytes never depend on how many more are read.
+    """
+
+    __slots__ = ("_used", "_xof")
+
+    def __init__(self, key: bytes, campaign: int | str, seq: int, client_seed: str = "") -> None:
+        if not isinstance(key, bytes | bytearray):
+            raise TypeError("KeyedDice key must be bytes")
+        super().__init__(64)
+        self._xof = hashlib.shake_256(roll_digest(bytes(key), campaign, seq, client_seed))
+        self._used = 0
+
+    def _refill(self, n: int) -> bytes:
+        n = max(n, self._used)  # double each time: a long explosion costs O(n) hashing overall
+        out = self._xof.digest(self._used + n)[self._used :]
+        self._used += n
+        return out
+
+    def _byte(self) -> int:
+        while (b := next(self._bytes, -1)) < 0:
+            self._bytes = iter(self._refill(self._chunk))
+        return b
+
+    def _randbelow(self, n: int) -> int:
+        limit = 2**64 - 2**64 % n
+        while (x := int.from_bytes(bytes(self._byte() for _ in range(8)), "big")) >= limit:
+            pass
+        return x % n
 
 
 class _Batched:

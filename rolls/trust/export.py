@@ -2,7 +2,7 @@
 
 `export_campaign` returns what `python -m rolls.trust.verify` reads (see docs/verification.md):
 
-    {"format": "tablecheck-log/1", "exported_at": "…",
+    {"format": "tablecheck-log/2", "exported_at": "…",
      "campaign": {"id", "name", "system", "head_seq", "head_hash"},
      "events": [{"campaign", "seq", "type", "payload", "actor", "created_at", "visibility",
                  "session", "scene", "chapter", "character", "prev_hash", "hash"}, …]}
@@ -18,14 +18,13 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from campaign.models import Campaign, Event, Membership, Role, Session
-from eventlog.chain import timestamp
+from eventlog.chain import hashed_document, timestamp
 from rolls.models import Check
-from rolls.reads.selectors import check_visible, present_events
+from rolls.reads.present import present_events
+from rolls.reads.visibility import may_see
 from rolls.trust.stored_log import event_rows
 
-FORMAT = "tablecheck-log/1"
-# What a redacted event keeps: as much as the live feed shows of it, plus its place in the chain.
-REDACTED_FIELDS = ("campaign", "seq", "type", "created_at", "actor", "visibility", "prev_hash")
+FORMAT = "tablecheck-log/2"  # 2: sealed hidden events, per-roll keys
 CSV_COLUMNS = (
     "seq",
     "time",
@@ -45,8 +44,9 @@ def export_campaign(campaign: Campaign, *, membership: Membership | None = None)
     """The campaign's whole log, up to its head when the export starts.
 
     For a ``membership`` other than a GM's, the events that member may not see (blind rolls,
-    others' private rolls, until revealed) keep only their seq, type and hashes: the chain still
-    verifies, their contents stay hidden. Open sessions' seeds are in no event, so never here.
+    others' private rolls, until revealed) are their sealed hashed documents: the chain still
+    verifies, their contents stay hidden. Session seeds are in no event, so never here; a roll's
+    key is in its own event, so only where that event is shown.
     """
     campaign = Campaign.objects.get(pk=campaign.pk)  # the head now; later appends are left out
     hidden = _hidden_seqs(campaign, membership) if membership else set()
@@ -71,7 +71,7 @@ def export_campaign(campaign: Campaign, *, membership: Membership | None = None)
 def _hidden_seqs(campaign: Campaign, membership: Membership) -> set[int]:
     if membership.role == Role.GM:
         return set()
-    # The live feed's own rule (rolls.reads.selectors), so an export never shows more than the feed.
+    # The live feed's own presentation, so an export never shows more than the feed.
     candidates = Event.objects.filter(campaign=campaign, seq__lte=campaign.head_seq).exclude(
         visibility="public"
     )
@@ -79,7 +79,9 @@ def _hidden_seqs(campaign: Campaign, membership: Membership) -> set[int]:
 
 
 def _redacted(row: dict[str, Any]) -> dict[str, Any]:
-    return {**{key: row[key] for key in REDACTED_FIELDS}, "hash": row["hash"], "redacted": True}
+    """The sealed hashed document (eventlog.chain): its hash verifies, its salt and content stay
+    with the server."""
+    return {**hashed_document(row), "hash": row["hash"], "redacted": True}
 
 
 def checks_csv(campaign: Campaign, *, membership: Membership | None = None) -> str:
@@ -88,7 +90,7 @@ def checks_csv(campaign: Campaign, *, membership: Membership | None = None) -> s
     checks = [
         check
         for check in Check.objects.filter(campaign=campaign).order_by("seq")
-        if membership is None or check_visible(check, membership)
+        if membership is None or may_see(check, membership)
     ]
     sessions = dict(Session.objects.filter(campaign=campaign).values_list("id", "number"))
     User = get_user_model()

@@ -1,21 +1,24 @@
-"""Verify a campaign's event log: the hash chain, the session seeds, every roll and its outcome.
+"""Verify a campaign's event log: the hash chain, the roll keys, every roll and its outcome.
 
 Standard library and `rolls` only, so that anyone can check an exported log without the server:
 
-    python -m rolls.trust.verify export.json [--receipt SEQ:HASH ...]
+    python -m rolls.trust.verify export.json [--receipt SEQ:HASH ...] [--earlier old.json ...]
 
 An export is ``{"campaign": {"id", "system", "head_seq", "head_hash", …}, "events": [event, …]}``
 where each event has the fields `eventlog.chain.HASHED_FIELDS` plus its ``hash``; an event its
-viewer may not see is ``{"redacted": true, …}`` with its seq, type and hashes only. Checked:
+viewer may not see is ``{"redacted": true, …}``: its sealed hashed document (eventlog.chain),
+whose hash is checked too. Checked (docs/verification.md):
 
-* chain: seq 1..n without gaps, every ``prev_hash`` link, every hash, the campaign's head;
-* sessions: one open at a time, numbered 1, 2, …; the seed revealed by ``session.ended`` hashes
-  to the commitment of ``session.started``; its receipt (``final_seq``/``final_hash``) is the
-  event before the reveal; receipts a player kept (``--receipt``) are still in the chain;
+* chain: seq 1..n without gaps, every ``prev_hash`` link, every hash, the campaign's head; every
+  hidden event carries a secret salt;
+* sessions: one open at a time, numbered 1, 2, …; ``session.started`` commits to the first roll
+  key, every ``check.rolled`` discloses its key (if this viewer may see it) and commits to the
+  next; the receipt in ``session.ended`` is the event before it; receipts a player kept
+  (``--receipt``, or the heads of earlier exports, ``--earlier``) are still in the chain;
 * ``check.rolled``: system and options are the ones in force, ``manual`` dice only while
-  ``manual_dice`` is on; each result follows from its faces (`rolls.systems.resolve`), the
-  comparison from the results, CofD Beats from the result; server faces follow from the
-  revealed seed (`rolls.systems.HmacDice`);
+  ``manual_dice`` is on; server faces follow from the roll's key and client seed
+  (`rolls.systems.KeyedDice`); each result follows from its faces (`rolls.systems.resolve`),
+  the comparison from the results, CofD Beats from the result;
 * follow-ups (Fortune, extra Nice!, intentional dramatic failure): allowed by the options, the new
   check is the rolled one with only the follow-up's change, the new result follows from the faces.
 
@@ -32,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from eventlog.chain import GENESIS, canonical_json, document_hash
+from eventlog.chain import GENESIS, canonical_json, document_hash, is_sealed
 from eventlog.event_types import (
     ALL_TYPES,
     CAMPAIGN_CREATED,
@@ -63,7 +66,7 @@ from eventlog.event_types import (
 )
 from rolls import systems
 from rolls.rules import ROLL_COUNTS, compare, compares, failed_attempt, option
-from rolls.systems import HmacDice, age, cofd
+from rolls.systems import KeyedDice, age, cofd
 
 MAX_PROBLEMS = 200  # per campaign: a wholesale forgery need not be listed event by event
 FORTUNE, EXTRA_NICE, DRAMATIC = (
@@ -132,35 +135,31 @@ class Receipt:
 
 @dataclass
 class SessionSummary:
-    """One session as the verifier saw it, and what its seed proves."""
+    """One session as the verifier saw it, and what its key commitments prove."""
 
     number: Any
     session_id: str
     started_seq: int
-    commitment: str
     ended_seq: int | None = None
-    seed_ok: bool | None = None  # None: the seed is not revealed (the session is open)
-    private: bool = False  # proven with the server's stored secret, which stays unrevealed
     server_rolls: int = 0
-    proven: int = 0  # server rolls whose every face follows from the seed
+    proven: int = 0  # server rolls whose key matches its commitment and gives every face
     manual_rolls: int = 0
     hidden_rolls: int = 0
     final_seq: int | None = None
     final_hash: str | None = None
-    # (seq, system, rolls) of server rolls waiting for the reveal (when no seed was known before)
-    pending: list[tuple[int, str, list[Any]]] = field(default_factory=list, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.proven == self.server_rolls
 
     def describe(self) -> str:
         span = f"#{self.started_seq}..#{self.ended_seq}" if self.ended_seq else "open"
-        if self.seed_ok is None:
-            parts = [f"{self.server_rolls} server roll(s) await the seed's reveal"]
-        elif not self.seed_ok:
-            parts = [f"seed does not match; {self.server_rolls} server roll(s) unproven"]
-        else:
-            source = "the server's unrevealed secret" if self.private else "the revealed seed"
-            parts = [f"{self.proven}/{self.server_rolls} server roll(s) follow from {source}"]
+        parts = [
+            f"{self.proven}/{self.server_rolls} server roll(s) follow from keys committed "
+            "before them and the players' client seeds"
+        ]
         if self.manual_rolls:
-            parts.append(f"{self.manual_rolls} manual roll(s), not covered by the seed")
+            parts.append(f"{self.manual_rolls} manual roll(s), not covered by the keys")
         if self.hidden_rolls:
             parts.append(f"{self.hidden_rolls} roll(s) hidden from this export's viewer")
         if self.final_hash:
@@ -183,10 +182,8 @@ class StreamReport:
 
     @property
     def sessions_proven(self) -> int:
-        """Closed sessions whose revealed seed gives every one of their server rolls."""
-        return sum(
-            1 for s in self.sessions if s.seed_ok and not s.private and s.proven == s.server_rolls
-        )
+        """Closed sessions whose every server roll this viewer may see is proven."""
+        return sum(1 for s in self.sessions if s.ended_seq is not None and s.ok)
 
     def detail_lines(self, indent: str = "  ") -> list[str]:
         lines = [indent + session.describe() for session in self.sessions]
@@ -230,6 +227,10 @@ class _Roll:
         self.followups += (followup,)
 
 
+def _is_salt(payload: Any) -> bool:
+    return isinstance(payload, Mapping) and _is_hex(payload.get("salt"), 32)
+
+
 def _is_hex(value: Any, length: int | None = None) -> bool:
     if not isinstance(value, str) or (length is not None and len(value) != length) or not value:
         return False
@@ -261,10 +262,9 @@ def _diff(stored: Any, expected: Any, by: str) -> str:
 class StreamVerifier:
     """Checks one campaign's events, fed in stored order; `finish` returns the report.
 
-    One pass. Server rolls are proven as they arrive when the session's seed is known in advance
-    (``seed_for``: the server's stored seeds), else buffered until the reveal; so memory grows
-    with one session's rolls (exports, already in memory anyway) or not at all (the server), plus
-    a compact copy of each single check that a follow-up may still change.
+    One pass: every server roll is proven as it streams by, from the key its event discloses
+    (checked against the commitment published before it) and its client seed. Memory holds a
+    compact copy of each single check that a follow-up may still change.
     """
 
     def __init__(
@@ -272,17 +272,22 @@ class StreamVerifier:
         campaign: int,
         *,
         system: str | None = None,
-        seed_for: Callable[[str], bytes | None] | None = None,
         receipts: Iterable[Receipt] = (),
         rules: bool = True,
+        earlier_events: Callable[[int, int], list[Mapping[str, Any]]] | None = None,
     ) -> None:
         self.campaign = campaign
+        # After a resume: a follow-up of a check verified before the checkpoint reads that
+        # check.rolled and its earlier follow-ups back, (check seq, before seq) -> events.
+        self._earlier_events = earlier_events
+        self._resumed_at = 0
         self.report = StreamReport(campaign)
         self._expected_system = system
-        # The server's stored seeds: rolls are proven as they stream by (nothing is buffered),
-        # open sessions too, without revealing anything.
-        self._seed_for = seed_for
-        self._seed: bytes | None = None  # the open session's seed, when known in advance
+        # The open session's key chain: the commitment the next check.rolled's key must match
+        # (published by the event at `_commitment_seq`), and that roll's index in the session.
+        self._next_key: Any = None
+        self._commitment_seq = 0
+        self._key_index = 0
         self._receipts = {receipt: False for receipt in receipts}
         self._rules = rules
         self._next_seq, self._prev_hash = 1, GENESIS
@@ -311,6 +316,10 @@ class StreamVerifier:
         else:
             self.report.problems.append(Problem(self.campaign, seq, event_type, what))
 
+    def note(self, what: str) -> None:
+        """A problem of the stream as a whole (not of one event)."""
+        self._problem_at(None, None, what)
+
     def _problem(self, event: Mapping[str, Any], what: str) -> None:
         self._problem_at(event.get("seq"), event.get("type"), what)
 
@@ -329,11 +338,18 @@ class StreamVerifier:
             self.report.redacted += 1
             if event_type == CHECK_ROLLED and self._session is not None:
                 self._session.hidden_rolls += 1
+                self._advance_keys(event, event.get("payload") or {})
             self._hidden.add(event.get("seq"))
             return
         if event_type not in ALL_TYPES:
             self._problem(event, f"unknown event type {event_type!r}")
             return
+        if is_sealed(event.get("visibility")) and not _is_salt(event.get("payload")):
+            self._problem(
+                event,
+                "is hidden from some members but carries no secret salt: its hash would let "
+                "anyone test guesses of its content",
+            )
         handler = self._handlers.get(event_type) if self._rules else None
         if handler is not None:
             try:
@@ -357,7 +373,7 @@ class StreamVerifier:
             what = f"belongs to campaign {event.get('campaign')}, not this stream"
         elif event.get("prev_hash") != self._prev_hash:
             what = "prev_hash does not link to the previous event's hash"
-        elif not event.get("redacted") and self._computed_hash(event) != event.get("hash"):
+        elif self._computed_hash(event) != event.get("hash"):
             what = (
                 "hash mismatch: the event's contents differ from what was chained "
                 "(a field was altered after it was logged)"
@@ -370,6 +386,8 @@ class StreamVerifier:
 
     @staticmethod
     def _computed_hash(event: Mapping[str, Any]) -> str | None:
+        """A full event is sealed here if it is hidden; a redacted one already is its sealed
+        hashed document (eventlog.chain), so its hash is checked too."""
         try:
             return document_hash(event)
         except _MALFORMED:
@@ -390,9 +408,68 @@ class StreamVerifier:
                         f"{event.get('hash')}: history up to here changed after the receipt",
                     )
 
+    # --- checkpoints ---------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to carry on later from here (plain JSON): where the chain and the
+        key chain stand, the rules in force, and what was proven so far. Take it before
+        `finish`, which adds the head's and the receipts' problems."""
+        report = self.report
+        open_index = report.sessions.index(self._session) if self._session else None
+        return {
+            "next_seq": self._next_seq,
+            "prev_hash": self._prev_hash,
+            "last": list(self._last),
+            "system": self._system,
+            "options": self._options,
+            "next_key": self._next_key,
+            "commitment_seq": self._commitment_seq,
+            "key_index": self._key_index,
+            "open_session": open_index,
+            "events": report.events,
+            "redacted": report.redacted,
+            "unlisted": report.unlisted,
+            "problems": [[p.seq, p.event_type, p.what] for p in report.problems],
+            "sessions": [vars(session).copy() for session in report.sessions],
+        }
+
+    @classmethod
+    def resume(cls, campaign: int, state: Mapping[str, Any], **kwargs: Any) -> StreamVerifier:
+        """A verifier that carries on after the events `state` (from `snapshot`) covered."""
+        verifier = cls(campaign, **kwargs)
+        report = verifier.report
+        report.events, report.redacted = state["events"], state["redacted"]
+        report.unlisted = state["unlisted"]
+        report.problems = [Problem(campaign, *problem) for problem in state["problems"]]
+        report.sessions = [SessionSummary(**session) for session in state["sessions"]]
+        if state["open_session"] is not None:
+            verifier._session = report.sessions[state["open_session"]]
+        verifier._next_seq, verifier._prev_hash = state["next_seq"], state["prev_hash"]
+        verifier._last = tuple(state["last"])
+        verifier._system, verifier._options = state["system"], dict(state["options"])
+        verifier._next_key, verifier._key_index = state["next_key"], state["key_index"]
+        verifier._commitment_seq = state["commitment_seq"]
+        verifier._resumed_at = verifier._next_seq
+        return verifier
+
+    def _earlier_roll(self, target: int, before: int) -> _Roll | None:
+        """A check verified before the checkpoint, with the follow-ups it had by ``before``."""
+        if self._earlier_events is None or target >= self._resumed_at:
+            return None
+        events = self._earlier_events(target, before)
+        if not events or events[0].get("type") != CHECK_ROLLED:
+            return None
+        payload = events[0]["payload"]
+        if payload.get("kind") != "single" or len(payload.get("rolls", ())) != 1:
+            return None
+        roll = _Roll.keep(payload["system"], payload["rolls"][0])
+        for followup in events[1:]:
+            check, faces, _ = roll.unpack()
+            new = followup["payload"]
+            roll.update(new.get("check", check), faces, new["result"], followup["type"])
+        return roll
+
     def finish(self, *, head_seq: int | None = None, head_hash: str | None = None) -> StreamReport:
-        if self._session is not None and self._seed is not None:
-            self._session.seed_ok, self._session.private = True, True
         last_seq, last_hash = self._last
         if head_seq is not None and head_seq != last_seq:
             what = f"the stream head says {head_seq} events, the log holds {last_seq}"
@@ -448,9 +525,9 @@ class StreamVerifier:
         expected = len(self.report.sessions) + 1
         if payload.get("number") != expected:
             self._problem(event, f"is numbered {payload.get('number')!r}, expected {expected}")
-        commitment = payload.get("seed_commitment")
+        commitment = payload.get("key_commitment")
         if not _is_hex(commitment, 64):
-            self._problem(event, "publishes no seed_commitment (a SHA-256 hex digest)")
+            self._problem(event, "publishes no key_commitment (a SHA-256 hex digest)")
         if event.get("session") != payload.get("id"):
             self._problem(
                 event, f"is tagged session {event.get('session')}, starts {payload['id']}"
@@ -459,14 +536,9 @@ class StreamVerifier:
             number=payload.get("number"),
             session_id=str(payload.get("id")),
             started_seq=event["seq"],
-            commitment=commitment if isinstance(commitment, str) else "",
         )
         self.report.sessions.append(self._session)
-        self._seed = self._seed_for(self._session.session_id) if self._seed_for else None
-        if self._seed is not None and hashlib.sha256(self._seed).hexdigest() != commitment:
-            what = "the server's stored seed for this session does not match its seed_commitment"
-            self._problem(event, what)
-            self._seed = None
+        self._next_key, self._commitment_seq, self._key_index = commitment, event["seq"], 0
 
     def _session_ended(self, event: Mapping[str, Any]) -> None:
         payload, seq = event["payload"], event["seq"]
@@ -474,58 +546,60 @@ class StreamVerifier:
         if session is None or str(payload.get("id")) != session.session_id:
             self._problem(event, f"ends session {payload.get('number')!r}, which is not open")
             return
-        self._session, self._seed = None, None
+        self._session, self._next_key = None, None
         session.ended_seq = seq
         session.final_seq, session.final_hash = seq - 1, event.get("prev_hash")
-        if ("final_hash" in payload or "final_seq" in payload) and (
-            payload.get("final_seq"),
-            payload.get("final_hash"),
-        ) != (session.final_seq, session.final_hash):
+        if (payload.get("final_seq"), payload.get("final_hash")) != (
+            session.final_seq,
+            session.final_hash,
+        ):
             self._problem(event, "its receipt (final_seq, final_hash) is not the event before it")
-        seed = payload.get("seed")
-        if not _is_hex(seed) or len(seed) % 2:
-            self._problem(event, "reveals no seed (hex digits)")
-            session.seed_ok = False
-        elif hashlib.sha256(bytes.fromhex(seed)).hexdigest() != session.commitment:
+
+    def _advance_keys(self, event: Mapping[str, Any], payload: Mapping[str, Any]) -> None:
+        """Every check.rolled of a session, hidden or not, commits to the next roll's key."""
+        next_key = payload.get("next_key")
+        if not _is_hex(next_key, 64):
+            self._problem(event, "publishes no next_key (the commitment to the next roll's key)")
+        self._next_key, self._commitment_seq = next_key, event.get("seq")
+        self._key_index += 1
+
+    def _roll_key(self, event: Mapping[str, Any], payload: Mapping[str, Any]) -> bytes | None:
+        """This roll's key, if it is the session's next one and matches its commitment."""
+        dice_key = payload["dice_key"]
+        index, key = dice_key["index"], dice_key["key"]
+        if index != self._key_index:
+            what = f"uses roll key {index!r}; it is the session's roll {self._key_index}"
+            self._problem(event, what)
+            return None
+        if not _is_hex(key, 64):
+            self._problem(event, "discloses no roll key (64 hex digits)")
+            return None
+        if hashlib.sha256(bytes.fromhex(key)).hexdigest() != self._next_key:
             self._problem(
                 event,
-                "the revealed seed does not hash to the seed_commitment of "
-                f"#{session.started_seq} (session.started)",
+                f"its roll key does not match the commitment published by #{self._commitment_seq}"
+                " before it was rolled",
             )
-            session.seed_ok = False
-        else:
-            session.seed_ok = True
-            self._prove_pending(session, bytes.fromhex(seed))
-        session.pending = []
+            return None
+        return bytes.fromhex(key)
 
-    def _prove_pending(self, session: SessionSummary, seed: bytes) -> None:
-        """At the reveal: re-roll the session's buffered server rolls from the seed."""
-        for seq, system, rolls in session.pending:
-            dice = HmacDice(seed, str(self.campaign), seq)  # one source per event, in roll order
-            proven = True
-            for index, roll in enumerate(rolls, 1):
-                proven &= self._reroll(seq, f"roll {index}", system, roll, dice, revealed=True)
-            session.proven += proven
-
-    def _reroll(
-        self, seq: int, label: str, system: str, roll: Any, dice: HmacDice, *, revealed: bool
-    ) -> bool:
-        """Do the roll's faces follow from the seed? (Unless ``revealed``, the seed is the
-        server's secret: then its faces are not printed, and the result is checked here too.)"""
+    def _reroll(self, seq: int, label: str, system: str, roll: Any, dice: KeyedDice) -> bool:
+        """Do the roll's faces follow from its key and client seed? The result is checked too."""
         try:
             faces, result = systems.roll(system, roll["check"], dice)
         except _MALFORMED as error:
             self._problem_at(seq, CHECK_ROLLED, f"{label}: its check cannot be rolled: {error}")
             return False
         if faces != roll["faces"]:
-            gives = f"; the seed gives {faces}" if revealed else ""
-            what = f"{label}: faces {roll['faces']} do not follow from the session seed{gives}"
+            what = (
+                f"{label}: faces {roll['faces']} do not follow from its key and client seed, "
+                f"which give {faces}"
+            )
             self._problem_at(seq, CHECK_ROLLED, what)
-            if not revealed:
-                faces, stored = roll["faces"], roll["result"]
-                self._outcome(seq, CHECK_ROLLED, label, system, roll["check"], faces, stored)
+            faces, stored = roll["faces"], roll["result"]
+            self._outcome(seq, CHECK_ROLLED, label, system, roll["check"], faces, stored)
             return False
-        if not revealed and not _same(result, roll["result"]):
+        if not _same(result, roll["result"]):
             what = _diff(roll["result"], result, "the faces give")
             self._problem_at(
                 seq, CHECK_ROLLED, f"{label}: the result does not follow from the faces: {what}"
@@ -538,23 +612,27 @@ class StreamVerifier:
         payload, seq = event["payload"], event["seq"]
         system, kind, rolls = payload["system"], payload["kind"], payload["rolls"]
         self._rules_in_force(event, payload)
-        session, dice = self._session, None
+        session, dice, proven = self._session, None, False
         if session is None or event.get("session") != session.session_id:
             where = f"session {session.number} was open" if session else "no session was open"
             self._problem(event, f"is tagged session {event.get('session')}, but {where}")
             session = None
-        elif payload["dice"] == "manual":
-            session.manual_rolls += 1
-        elif self._seed is not None:
-            session.server_rolls += 1
-            dice = HmacDice(self._seed, str(self.campaign), seq)
         else:
-            session.server_rolls += 1
-            session.pending.append((seq, system, rolls))
-        proven = True
+            key = self._roll_key(event, payload)
+            self._advance_keys(event, payload)
+            client_seed = payload.get("client_seed")
+            if client_seed is not None and not _is_hex(client_seed):
+                self._problem(event, f"client_seed {client_seed!r} is not hex digits")
+            elif payload["dice"] == "manual":
+                session.manual_rolls += 1
+            else:
+                session.server_rolls += 1
+                proven = key is not None
+                if key is not None:
+                    dice = KeyedDice(key, self.campaign, seq, client_seed or "")
         for index, roll in enumerate(rolls, 1):
             if dice is not None:  # re-rolling gives the result too: no separate resolve
-                proven &= self._reroll(seq, f"roll {index}", system, roll, dice, revealed=False)
+                proven &= self._reroll(seq, f"roll {index}", system, roll, dice)
             else:
                 faces, stored = roll["faces"], roll["result"]
                 self._outcome(
@@ -567,7 +645,7 @@ class StreamVerifier:
                 if roll.get("beats_awarded") != beats:
                     what = f"awards {roll.get('beats_awarded')!r} Beat(s), the result gives {beats}"
                     self._problem(event, f"roll {index}: {what}")
-        if dice is not None and session is not None:
+        if session is not None:
             session.proven += proven
         self._comparison(event, system, kind, [roll["result"] for roll in rolls], payload)
         if "failed_attempt" in payload:  # recorded since rolls.rules; older events decide it later
@@ -639,6 +717,8 @@ class StreamVerifier:
         payload, event_type = event["payload"], event["type"]
         target = payload["check_seq"]
         roll = self._checks.get(target)
+        if roll is None and (roll := self._earlier_roll(target, event["seq"])) is not None:
+            self._checks[target] = roll
         if roll is None:
             if target not in self._hidden:
                 self._problem(event, f"follows up #{target}, not a single roll earlier in the log")
@@ -732,6 +812,19 @@ def verify_export(document: Mapping[str, Any]) -> list[Problem]:
     return check_export(document).problems
 
 
+def earlier_head(path: str) -> Receipt:
+    """The head of an export saved earlier, as a receipt: a later export of the same campaign
+    must contain that event with that hash, or history was rewritten since."""
+    with open(path, encoding="utf-8") as handle:
+        campaign = json.load(handle).get("campaign")
+    if not isinstance(campaign, Mapping):
+        raise ExportError(f"{path}: not a campaign export")
+    seq, digest = campaign.get("head_seq"), campaign.get("head_hash")
+    if not isinstance(seq, int) or not _is_hex(digest, 64):
+        raise ExportError(f"{path}: its campaign has no head_seq/head_hash")
+    return Receipt(digest, seq)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rolls.trust.verify", description=__doc__.splitlines()[0]
@@ -744,9 +837,17 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SEQ:HASH",
         help="a session receipt you kept (final_seq:final_hash); the log must still contain it",
     )
+    parser.add_argument(
+        "--earlier",
+        action="append",
+        default=[],
+        metavar="EXPORT",
+        help="an export you saved earlier: its head must still be in this log, unchanged",
+    )
     args = parser.parse_args(argv)
     try:
         receipts = [Receipt.parse(text) for text in args.receipt]
+        receipts += [earlier_head(path) for path in args.earlier]
         with open(args.export, encoding="utf-8") as handle:
             document = json.load(handle)
         report = check_export(document, receipts=receipts)
@@ -759,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     closed = report.sessions_proven
     if report.ok:
-        print(f"OK {report.events} events verify; {closed} closed session(s) proven from the seed")
+        print(f"OK {report.events} events verify; {closed} closed session(s) proven")
         return 0
     print(f"FAIL {len(report.problems) + report.unlisted} problem(s) in {report.events} events")
     return 1

@@ -14,7 +14,8 @@ const data = jsonScript("audit-data") || {};
 for (const cell of $$(".dice-cell[data-key]")) {
   const check = data[cell.dataset.key];
   if (!check || !check.data) continue;
-  const drawings = (check.data.rolls || []).map((roll) => drawRoll(check.system, roll)).filter(Boolean);
+  const marks = check.dice_marks || [];
+  const drawings = (check.data.rolls || []).map((roll, i) => drawRoll(check.system, roll, marks[i])).filter(Boolean);
   if (drawings.length) clear(cell).append(...drawings);
   // The outcome with its numbers (successes, total, stunt points…), as in the feed.
   const result = cell.parentElement.querySelector(".outcome-cell");

@@ -2,6 +2,7 @@
 // fields, the odds before anything is rolled, then roll (or call).
 import { errorText } from "./api.js";
 import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
+import { clientSeed } from "./entropy.js";
 import { S, t } from "./i18n.js";
 import { drawRoll } from "./dice.js";
 import { oddsChart } from "./odds.js";
@@ -402,6 +403,7 @@ export class Composer {
         await this.rollRequests(
           targets.map((character) => ({
             ...request,
+            client_seed: clientSeed(),
             ...(character ? { character: character.id } : {}),
             ...(faces ? { faces } : {}),
           })),
@@ -454,7 +456,7 @@ export class Composer {
           "div",
           { class: "last-roll" },
           h("span", { class: "last-who" }, roll.character_name || t("npc")),
-          drawRoll(check.system, roll),
+          drawRoll(check.system, roll, (check.dice_marks || [])[0]),
           outcome(check.system, roll),
           h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq })),
         ),

@@ -13,7 +13,7 @@ const PIPS = {
   6: [[8, 7], [20, 7], [8, 14], [20, 14], [8, 21], [20, 21]],
 };
 
-// One die. tone: hit | one | plain | drama | fortune; flags: struck, exploded, chance.
+// One die. tone: hit | one | plain | drama | fortune; struck: replaced by another draw.
 export function die(sides, face, { tone = "plain", title = "", struck = false, extra = "" } = {}) {
   const classes = ["die", `d${sides}`, `tone-${tone}`];
   if (struck) classes.push("struck");
@@ -57,107 +57,72 @@ function chip(kind, count) {
   );
 }
 
-// The dice of one roll of a check, drawn per system.
-export function drawRoll(system, roll) {
+// The dice of one roll of a check, as the server marked them (`dice_marks`, docs/websocket.md):
+// chains of dice, each die with the marks the rules gave it. Nothing here knows a rule.
+const TONES = [
+  ["success", "hit"],
+  ["one", "one"],
+  ["drama", "drama"],
+  ["fortune", "fortune"],
+];
+// Words for a die's tooltip, by mark (the UI strings the server sends).
+const MARK_WORDS = { rerolled: "rerolled", exploded: "exploded", chance: "chance_die", drama: "drama_die", fortune: "fortune", double: "doubles" };
+const EXTRA = { exploded: "exploded", explodes: "explodes", chance: "chance", drama: "drama-die", fortune: "fortune", double: "double" };
+
+function markedDie(mark) {
+  const marks = new Set(mark.marks || []);
+  const tone = (TONES.find(([name]) => marks.has(name)) || [null, "plain"])[1];
+  const extra = Object.entries(EXTRA)
+    .filter(([name]) => marks.has(name))
+    .map(([, cls]) => cls)
+    .join(" ");
+  const words = [...marks].filter((name) => name in MARK_WORDS).map((name) => t(MARK_WORDS[name]));
+  const title = words.length ? `${mark.face} — ${words.join(", ")}` : String(mark.face);
+  const struck = marks.has("rerolled");
+  return die(mark.sides, mark.face, { tone: struck && tone !== "drama" ? "plain" : tone, struck, extra, title });
+}
+
+function markedChain(chain) {
+  const parts = [];
+  chain.forEach((mark, k) => {
+    if (k > 0) {
+      const marks = new Set(mark.marks || []);
+      parts.push(arrow(marks.has("exploded") ? "boom" : marks.has("fortune") ? "fortune" : "reroll"));
+    }
+    parts.push(markedDie(mark));
+  });
+  return parts.length === 1 ? parts[0] : h("span", { class: "chain" }, parts);
+}
+
+// What a screen reader says of the dice: each chain's faces, with what happened to them.
+function spokenDie(mark) {
+  const marks = new Set(mark.marks || []);
+  const face = marks.has("drama") && !marks.has("rerolled") ? `${t("drama_die")} ${mark.face}` : String(mark.face);
+  if (marks.has("rerolled")) return `${mark.face} ${t("rerolled")}`;
+  if (marks.has("exploded")) return `↯ ${face}`;
+  if (marks.has("fortune")) return `→ ${face}`;
+  return face;
+}
+
+function spoken(chains) {
+  return chains.map((chain) => chain.map(spokenDie).join(" ")).join(", ");
+}
+
+export function drawRoll(system, roll, marks) {
   const result = roll.result || {};
-  const check = roll.check || {};
-  switch (system) {
-    case "d6pool":
-      return drawPool(result.dice || roll.faces || [], 6, (f) => (f >= 4 ? "hit" : f === 1 ? "one" : "plain"));
-    case "storyteller":
-      if (result.automatic) return group(t("automatic"), h("span", { class: "auto" }, t("automatic")));
-      if (!(result.dice || []).length) return null;
-      return drawPool(result.dice, 10, (f) => (f >= result.target ? "hit" : f === 1 ? "one" : "plain"));
-    case "cofd":
-      return drawCofd(result, check);
-    case "age":
-      return drawAge(result);
-    case "nice_damnit":
-      return drawNice(result, check);
-    default:
-      return drawPool(roll.faces || [], 10, () => "plain");
+  if (system === "storyteller" && result.automatic) return group(t("automatic"), h("span", { class: "auto" }, t("automatic")));
+  const chains = marks || [];
+  if (!chains.length) return null;
+  const dice = chains.map(markedChain);
+  if (system === "nice_damnit") {
+    const bonus = (roll.check || {}).bonus || 0;
+    return group(
+      `${t("dice")}: ${spoken(chains)}; ${t("total")} ${result.total}; Nice! ${result.nice}, Damnit! ${result.damnit}`,
+      dice,
+      h("span", { class: "sum", "aria-hidden": "true" }, `${bonus >= 0 ? "+" : "−"}${Math.abs(bonus)} = ${result.total}`),
+      h("span", { class: "chip-row" }, chip("nice", result.nice || 0), chip("damnit", result.damnit || 0)),
+    );
   }
-}
-
-function drawPool(faces, sides, toneOf) {
-  return group(
-    `${t("dice")}: ${faces.join(", ")}`,
-    faces.map((f) => die(sides, f, { tone: toneOf(f) })),
-  );
-}
-
-function drawCofd(result, check) {
-  const chains = result.dice || [];
-  const rerolled = new Set(result.rerolled || []);
-  const again = check.again === undefined ? 10 : check.again;
-  const chance = Boolean(result.chance_die);
-  const toneOf = (face) => {
-    if (chance) return face === 10 ? "hit" : face === 1 ? "one" : "plain";
-    return face >= 8 ? "hit" : "plain";
-  };
-  const spoken = [];
-  const pieces = chains.map((chain, index) => {
-    const parts = [];
-    const words = [];
-    let rest = chain;
-    if (rerolled.has(index) && chain.length > 1) {
-      parts.push(die(10, chain[0], { tone: "plain", struck: true, title: `${chain[0]} — ${t("rerolled")}` }));
-      parts.push(arrow("reroll"));
-      words.push(`${chain[0]} ${t("rerolled")}`);
-      rest = chain.slice(1);
-    }
-    rest.forEach((face, k) => {
-      if (k > 0) parts.push(arrow("boom"));
-      const exploding = again !== null && !chance && face >= again && k < rest.length - 1;
-      parts.push(
-        die(10, face, {
-          tone: toneOf(face),
-          extra: [k > 0 ? "exploded" : "", exploding ? "explodes" : "", chance ? "chance" : ""].join(" ").trim(),
-          title: k > 0 ? `${face} — ${t("exploded")}` : chance ? `${face} — ${t("chance_die")}` : String(face),
-        }),
-      );
-      words.push(k > 0 ? `↯ ${face}` : String(face));
-    });
-    spoken.push(words.join(" "));
-    return h("span", { class: "chain" }, parts);
-  });
-  return group(`${chance ? t("chance_die") + ", " : ""}${t("dice")}: ${spoken.join(", ")}`, pieces);
-}
-
-function drawAge(result) {
-  const rolled = result.rolled || [];
-  const faces = result.faces || [];
-  if (!rolled.length) return null;
-  const counts = {};
-  faces.forEach((f) => (counts[f] = (counts[f] || 0) + 1));
-  const pieces = rolled.map((face, index) => {
-    const drama = index === 2;
-    const final = faces[index];
-    const tone = drama ? "drama" : "plain";
-    const title = drama ? `${t("drama_die")}: ${final}` : String(final);
-    const doubled = result.doubles && counts[final] > 1 ? "double" : "";
-    if (final !== face) {
-      return h(
-        "span",
-        { class: "chain" },
-        die(6, face, { tone, struck: true, extra: drama ? "drama-die" : "" }),
-        arrow("fortune"),
-        die(6, final, { tone: drama ? "drama" : "fortune", title, extra: [drama ? "drama-die" : "", "fortune", doubled].join(" ").trim() }),
-      );
-    }
-    return die(6, face, { tone, title, extra: [drama ? "drama-die" : "", doubled].join(" ").trim() });
-  });
-  const label = `${t("dice")}: ${faces.slice(0, 2).join(", ")}; ${t("drama_die")}: ${faces[2]}`;
-  return group(label, pieces);
-}
-
-function drawNice(result, check) {
-  const faces = result.dice || [];
-  const bonus = check.bonus || 0;
-  return group(
-    `${t("dice")}: ${faces.join(", ")}; ${t("total")} ${result.total}; Nice! ${result.nice}, Damnit! ${result.damnit}`,
-    faces.map((f) => die(10, f, { tone: f === 10 ? "hit" : f === 1 ? "one" : "plain" })),
-    h("span", { class: "sum", "aria-hidden": "true" }, `${bonus >= 0 ? "+" : "−"}${Math.abs(bonus)} = ${result.total}`),
-    h("span", { class: "chip-row" }, chip("nice", result.nice || 0), chip("damnit", result.damnit || 0)),
-  );
+  const chance = chains.some((chain) => chain.some((mark) => (mark.marks || []).includes("chance")));
+  return group(`${chance ? t("chance_die") + ", " : ""}${t("dice")}: ${spoken(chains)}`, dice);
 }

@@ -13,6 +13,9 @@ export function h(tag, attrs = {}, ...children) {
       Object.assign(el.dataset, value);
     } else if (key === "text") {
       el.textContent = value;
+    } else if (key === "style") {
+      // Through the CSSOM: the Content-Security-Policy refuses style attributes.
+      el.style.cssText = value;
     } else {
       el.setAttribute(key, value === true ? "" : String(value));
     }

@@ -5,14 +5,46 @@
 // way it keeps `lastSeq`, repairs a gap with GET …/events/?after=&until= before applying what
 // came after it, reconnects with backoff (and at once when the tab comes back or the network
 // returns), and reports its state — "connecting", "live", "offline" — for the indicator.
+//
+// It is also a witness (docs/websocket.md, "Witnesses"): it keeps the last (seq, hash) it saw in
+// localStorage, reconnects with ?after=<seq>:<hash>, and checks that every event links to the one
+// before it. When the server answers `history_changed` (the log no longer holds what this browser
+// saw: a restored backup, a rewrite), or an event does not link, it forgets the witness, reloads
+// and the page says that the history changed.
 
 const PAGE = 1000;
+const CHANGED = "tc-history-changed";
+
+function readWitness(key) {
+  try {
+    const value = JSON.parse(localStorage.getItem(key) || "null");
+    if (value && Number.isInteger(value.seq) && /^[0-9a-f]{64}$/.test(value.hash)) return value;
+  } catch {
+    /* storage unavailable or corrupt: no witness */
+  }
+  return null;
+}
+
+// What a reload must tell the user: the history this browser saw changed (set just before it).
+export function takeHistoryChanged(key) {
+  try {
+    const value = sessionStorage.getItem(`${CHANGED}:${key}`);
+    sessionStorage.removeItem(`${CHANGED}:${key}`);
+    return value ? JSON.parse(value) : null;
+  } catch {
+    return null;
+  }
+}
 
 export class Feed {
-  constructor({ api, wsPath, after = 0, onEvents, onStatus, onPresence, pollMs = 1000 }) {
+  constructor({ api, wsPath, after = 0, witness, onEvents, onStatus, onPresence, pollMs = 1000 }) {
     this.api = api;
     this.wsPath = wsPath;
     this.lastSeq = after;
+    this.witnessKey = witness || null;
+    // The last (seq, hash) whose successor must link to it; starts at what this browser kept.
+    this.link = this.witnessKey ? readWitness(this.witnessKey) : null;
+    this.resumeFrom = this.link; // the first connection asks for the chain from the witness
     this.onEvents = onEvents || (() => {});
     this.onStatus = onStatus || (() => {});
     this.onPresence = onPresence || (() => {});
@@ -107,7 +139,9 @@ export class Feed {
 
   openSocket() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const url = `${scheme}://${location.host}${this.wsPath}?after=${this.lastSeq}`;
+    const from = this.resumeFrom || (this.link && this.link.seq === this.lastSeq ? this.link : null);
+    const after = from ? `${from.seq}:${from.hash}` : `${this.lastSeq}`;
+    const url = `${scheme}://${location.host}${this.wsPath}?after=${after}`;
     let opened = false;
     let socket;
     try {
@@ -121,6 +155,7 @@ export class Feed {
     socket.addEventListener("open", () => {
       // The server replays everything after ?after= before the live events (docs/websocket.md).
       opened = true;
+      this.resumeFrom = null;
       this.socketWorks = true;
       this.attempt = 0;
       this.failedWhileUp = 0;
@@ -203,6 +238,10 @@ export class Feed {
     } catch {
       return;
     }
+    if (message && message.type === "history_changed") {
+      this.historyChanged(message);
+      return;
+    }
     if (message && message.type === "error" && message.field === "after") {
       // The log is behind what this page saw (a restored database): start afresh.
       location.reload();
@@ -245,9 +284,41 @@ export class Feed {
     this.apply(events);
   }
 
+  // The witness's side of the chain: an event must carry the hash this browser saw for its seq,
+  // and the next one must link to it.
+  linked(event) {
+    if (typeof event.hash !== "string") return true;
+    const link = this.link;
+    if (link && event.seq === link.seq && event.hash !== link.hash) return false;
+    if (link && event.seq === link.seq + 1 && event.prev_hash && event.prev_hash !== link.hash) {
+      return false;
+    }
+    if (!link || event.seq > link.seq) this.link = { seq: event.seq, hash: event.hash };
+    return true;
+  }
+
+  historyChanged(message) {
+    if (this.stopped) return;
+    this.stop();
+    try {
+      if (this.witnessKey) {
+        localStorage.removeItem(this.witnessKey);
+        const seen = { seq: message.seq ?? null, at: new Date().toISOString() };
+        sessionStorage.setItem(`${CHANGED}:${this.witnessKey}`, JSON.stringify(seen));
+      }
+    } catch {
+      /* storage unavailable: the reload still starts afresh */
+    }
+    location.reload();
+  }
+
   apply(events) {
     const fresh = [];
     for (const event of events.slice().sort((a, b) => a.seq - b.seq)) {
+      if (!this.linked(event)) {
+        this.historyChanged({ seq: event.seq });
+        return;
+      }
       if (event.seq <= this.lastSeq) continue;
       // The log is gapless (hidden events are stubs that keep their seq): a hole left after a
       // failed repair stops here, and the next catch-up fills it.
@@ -255,7 +326,17 @@ export class Feed {
       fresh.push(event);
       this.lastSeq = event.seq;
     }
+    if (this.link) this.remember(this.link);
     if (fresh.length) this.onEvents(fresh);
+  }
+
+  remember(link) {
+    if (!this.witnessKey) return;
+    try {
+      localStorage.setItem(this.witnessKey, JSON.stringify(link));
+    } catch {
+      /* storage full or disabled: this page still checks links while it is open */
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // The panels around the feed: session bar, calls for a check, rule state, members and presence.
 import { errorText } from "./api.js";
 import { $, clear, h, rebuildIfChanged } from "./dom.js";
+import { clientSeed } from "./entropy.js";
 import { S, t } from "./i18n.js";
 import { oddsChart } from "./odds.js";
 
@@ -201,7 +202,7 @@ function callCard(table, call, characterId) {
         button.disabled = true;
         error.hidden = true;
         try {
-          const body = { call: call.id, character: characterId };
+          const body = { call: call.id, character: characterId, client_seed: clientSeed() };
           if (faces && faces.value.trim()) body.faces = faces.value.trim().split(/[\s,;]+/).map(Number);
           table.showCheck(await table.api.post("checks/", body));
           table.refresh.calls();

@@ -1,7 +1,7 @@
 // Feed items: a check as the table sees it (who, traits, dice, outcome in the system's words,
 // follow-ups), a stub for a hidden roll, and a line for session and chapter changes.
 import { EVENT } from "./events.js";
-import { h } from "./dom.js";
+import { clear, h } from "./dom.js";
 import { drawRoll } from "./dice.js";
 import { S, clock, outcomeLabel, outcomeTone, plural, successes, t } from "./i18n.js";
 
@@ -178,13 +178,14 @@ export function checkItem(check, ctx) {
   }
   if (check.manual) tags.push(h("span", { class: "tag" }, t("manual_mark")));
   if (check.task) tags.push(h("span", { class: "tag task" }, `${t("task")}: ${check.task}`));
-  const body = rolls.map((roll) =>
+  const marks = check.dice_marks || [];
+  const body = rolls.map((roll, index) =>
     h(
       "div",
       { class: "roll-line" },
       rolls.length > 1 ? h("div", { class: "roll-sub" }, roll.character_name || t("npc"), roll.label ? ` — ${roll.label}` : "") : null,
       breakdown(system, roll),
-      h("div", { class: "roll-result" }, drawRoll(system, roll), outcome(system, roll)),
+      h("div", { class: "roll-result" }, drawRoll(system, roll, marks[index]), outcome(system, roll)),
     ),
   );
   const character = first.character_name || t("npc");
@@ -271,63 +272,55 @@ export function markerItem(event, ctx = null) {
 }
 
 // --- follow-ups ---------------------------------------------------------------------------
+// The server lists what this viewer may apply to a check now, with costs and choices
+// (`follow_ups`, docs/websocket.md); the page draws one button or form per offer and decides none.
 
 export function followups(check, ctx) {
-  const buttons = [];
-  const system = check.system;
-  const options = check.data.options || {};
-  const roll = (check.data.rolls || [])[0];
-  const single = check.kind === "single" && roll;
-  const mine = single && ctx.controls(roll.character_id);
-  if (single && mine && system === "cofd" && roll.result.outcome === "failure") {
-    const mode = ctx.options.intentional_dramatic_failure || options.intentional_dramatic_failure || "per_chapter";
-    if (mode !== "off" && ctx.dramaticFailureAvailable(check, roll.character_id, mode)) {
-      buttons.push(
-        h(
-          "button",
-          { type: "button", class: "btn btn-drama", title: t("dramatic_failure_hint"), onclick: () => ctx.act("dramatic-failure", check.seq) },
-          t("dramatic_failure"),
-        ),
-      );
-    }
-  }
-  if (single && mine && system === "age" && ctx.options.fortune_dice !== false && !check.data.fortune_spent && roll.result.outcome !== "auto_failure") {
-    buttons.push(fortuneForm(check, roll, ctx));
-  }
-  if (single && mine && system === "nice_damnit" && ctx.options.extra_nice !== false && !roll.result.extra_nice) {
-    const total = roll.result.total;
-    const allowed = total > 12 ? Math.min(2, 9 - roll.result.nice, 9 - roll.result.damnit) : 0;
-    for (let n = 1; n <= allowed; n += 1) {
-      buttons.push(
-        h("button", { type: "button", class: "btn btn-nice", onclick: () => ctx.act("extra-nice", check.seq, { count: n }) }, t("extra_nice", { n })),
-      );
-    }
-  }
-  if (ctx.isGm && check.visibility !== "public" && !check.revealed) {
-    buttons.push(h("button", { type: "button", class: "btn btn-ghost", onclick: () => ctx.act("reveal", check.seq) }, t("reveal")));
-  }
-  return buttons.length ? h("div", { class: "followups" }, buttons) : null;
+  const drawn = ctx
+    .offers(check)
+    .map((offer) => (OFFER_VIEWS[offer.kind] || (() => null))(check, offer, ctx))
+    .flat()
+    .filter(Boolean);
+  return drawn.length ? h("div", { class: "followups" }, drawn) : null;
 }
 
-function fortuneForm(check, roll, ctx) {
-  const balance = ctx.resource(roll.character_id, "fortune");
+function offerButton(check, offer, choice, ctx, cls, label, title = null) {
+  return h("button", { type: "button", class: `btn ${cls}`, title, onclick: () => ctx.act(offer.action, check.seq, choice.body) }, label);
+}
+
+const OFFER_VIEWS = {
+  dramatic_failure: (check, offer, ctx) =>
+    offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-drama", t("dramatic_failure"), t(`dramatic_failure_hint_${offer.limit}`))),
+  extra_nice: (check, offer, ctx) =>
+    offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-nice", t("extra_nice", { n: choice.body.count }))),
+  reveal: (check, offer, ctx) => offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-ghost", t("reveal"))),
+  fortune: fortuneForm,
+};
+
+function fortuneForm(check, offer, ctx) {
+  const roll = (check.data.rolls || [])[0] || {};
   const id = `fortune-${check.seq}`;
-  const dieSelect = h(
-    "select",
-    { id: `${id}-die`, name: "die" },
-    [0, 1, 2].map((d) => h("option", { value: d }, d === 2 ? t("drama_die") : t("die_n", { n: d + 1 }))),
-  );
-  const valueSelect = h("select", { id: `${id}-value`, name: "value" }, [1, 2, 3, 4, 5, 6].map((v) => h("option", { value: v, selected: v === 6 }, String(v))));
+  const dieName = (choice) => (choice.drama_die ? t("drama_die") : t("die_n", { n: choice.body.die + 1 }));
+  const dice = [];
+  for (const choice of offer.choices) if (!dice.some((c) => c.body.die === choice.body.die)) dice.push(choice);
+  const dieSelect = h("select", { id: `${id}-die`, name: "die" }, dice.map((c) => h("option", { value: c.body.die }, dieName(c))));
+  const valueSelect = h("select", { id: `${id}-value`, name: "value" });
   const cost = h("span", { class: "cost" });
   const submit = h("button", { type: "submit", class: "btn btn-fortune" }, t("fortune"));
-  const update = () => {
-    const n = Number(valueSelect.value) * (dieSelect.value === "2" ? 2 : 1);
-    cost.textContent = `${t("fortune_cost", { n })} · ${t("fortune_balance", { name: roll.character_name, n: balance })}`;
-    submit.disabled = n > balance;
+  const chosen = () => offer.choices.find((c) => String(c.body.die) === dieSelect.value && String(c.body.value) === valueSelect.value);
+  const showCost = () => {
+    const choice = chosen();
+    const balance = t("fortune_balance", { name: roll.character_name, n: (offer.balance || {}).fortune });
+    cost.textContent = choice ? `${t("fortune_cost", { n: choice.cost.fortune })} · ${balance}` : balance;
   };
-  dieSelect.addEventListener("change", update);
-  valueSelect.addEventListener("change", update);
-  update();
+  const fillValues = () => {
+    const values = offer.choices.filter((c) => String(c.body.die) === dieSelect.value);
+    clear(valueSelect).append(...values.map((c, i) => h("option", { value: c.body.value, selected: i === values.length - 1 }, String(c.body.value))));
+    showCost();
+  };
+  dieSelect.addEventListener("change", fillValues);
+  valueSelect.addEventListener("change", showCost);
+  fillValues();
   return h(
     "details",
     { class: "fortune" },
@@ -338,7 +331,8 @@ function fortuneForm(check, roll, ctx) {
         class: "fortune-form",
         onsubmit: (e) => {
           e.preventDefault();
-          ctx.act("fortune", check.seq, { die: Number(dieSelect.value), value: Number(valueSelect.value) });
+          const choice = chosen();
+          if (choice) ctx.act(offer.action, check.seq, choice.body);
         },
       },
       h("label", { for: dieSelect.id }, t("fortune_die")),

@@ -3,7 +3,7 @@
 import { EVENT, FOLLOWUP_EVENTS } from "./events.js";
 import { makeApi, errorText } from "./api.js";
 import { $, clear, debounce, h, jsonScript } from "./dom.js";
-import { Feed } from "./feed.js";
+import { Feed, takeHistoryChanged } from "./feed.js";
 import { FeedList } from "./feedlist.js";
 import { t } from "./i18n.js";
 import { announcement, checkItem, followups, markerItem } from "./render.js";
@@ -31,7 +31,10 @@ export class Table {
     this.announcer = $("#announcer");
     this.toasts = $("#toasts");
     this.refresh = {
-      state: this.refresher(async () => (this.state = await this.api.get("state/")), "state"),
+      state: this.refresher(async () => {
+        this.state = await this.api.get("state/");
+        this.stateAt = performance.now();
+      }, "state"),
       characters: this.refresher(async () => (this.characters = await this.api.get("characters/")), "characters"),
       members: this.refresher(async () => {
         this.members = await this.api.get("members/");
@@ -67,10 +70,14 @@ export class Table {
     this.startFeed();
     this.refresh.calls();
     const conn = $("#conn");
+    const witness = `tc-witness:${this.campaign.id}`;
+    const changed = takeHistoryChanged(witness);
+    if (changed) this.alarm(t("history_changed"));
     this.feed = new Feed({
       api: this.api,
       wsPath: this.data.ws,
       after: this.campaign.head_seq,
+      witness,
       onEvents: (events) => this.receive(events),
       onStatus: (status) => {
         if (conn) {
@@ -93,6 +100,12 @@ export class Table {
     this.feed.start();
   }
 
+  // The log no longer holds what this browser saw before (docs/websocket.md, "Witnesses").
+  alarm(text) {
+    const banner = h("div", { class: "history-alarm", role: "alert" }, text);
+    document.querySelector("main")?.prepend(banner);
+  }
+
   // --- events from the feed ---------------------------------------------------------------
 
   receive(events) {
@@ -103,7 +116,7 @@ export class Table {
       this.usernames.set(event.actor?.id, event.actor?.username || this.usernames.get(event.actor?.id));
       if (type === EVENT.CHECK_ROLLED) {
         const check = event.redacted ? stubFromEvent(event) : checkFromEvent(event);
-        if (!this.checks.has(check.seq)) this.checks.set(check.seq, check);
+        if (!this.checks.has(check.seq)) this.checks.set(check.seq, { ...check, receivedAt: performance.now() });
         changed.push(check.seq);
         this.announce(this.checks.get(check.seq));
         touched.add("state");
@@ -151,6 +164,9 @@ export class Table {
     check.data = { ...check.data, rolls };
     if (event.type === EVENT.CHECK_FORTUNE_SPENT) check.data.fortune_spent = true;
     check.outcome = first.result.outcome;
+    if (event.dice_marks) check.dice_marks = [...event.dice_marks, ...(check.dice_marks || []).slice(1)];
+    if (event.follow_ups) check.follow_ups = event.follow_ups;
+    check.receivedAt = performance.now();
   }
 
   async reload(seq) {
@@ -180,28 +196,20 @@ export class Table {
 
   buildContext() {
     const characters = new Map(this.characters.map((c) => [c.id, c]));
-    const stateOf = new Map((this.state.characters || []).map((c) => [c.id, c]));
     return {
       isGm: this.isGm,
       me: this.me.id,
       characterName: (id) => characters.get(id)?.name,
-      options: this.campaign.options || {},
       username: (id) => this.usernames.get(id),
-      controls: (characterId) => {
-        if (!characterId) return this.isGm;
-        const character = characters.get(characterId);
-        return this.isGm || Boolean(character && character.owner_id === this.me.id);
-      },
-      resource: (characterId, name) => {
-        const character = characters.get(characterId);
-        return character ? Number((character.resources || {})[name] || 0) : 0;
-      },
-      dramaticFailureAvailable: (check, characterId, mode) => {
-        if (mode === "unlimited") return true;
-        const used = (stateOf.get(characterId) || {}).dramatic_failure_used;
-        if (mode === "per_chapter") return Boolean(this.campaign.chapter && check.chapter === this.campaign.chapter.id && !used);
-        if (mode === "per_scene") return Boolean(this.campaign.scene && !used);
-        return false;
+      // The follow-ups the server offers for a check: the rule-state panel's list when it was read
+      // after the check arrived and its window covers the check (it follows periods, balances and
+      // other follow-ups), else the check's own (an older check loaded on demand has its own).
+      offers: (check) => {
+        const state = this.state || {};
+        const fresher = (this.stateAt || 0) >= (check.receivedAt || 0);
+        const covered = (state.head_seq || 0) >= check.seq && check.seq >= (state.follow_ups_from ?? Infinity);
+        if (fresher && covered) return (state.follow_ups || {})[check.seq] || [];
+        return check.follow_ups || [];
       },
       act: (kind, seq, body) => this.act(kind, seq, body),
     };
@@ -219,6 +227,7 @@ export class Table {
 
   // A check this page got from the API (its own roll, a follow-up, a reveal): one card changes.
   showCheck(check) {
+    check.receivedAt = performance.now();
     this.checks.set(check.seq, check);
     this.arrive(check.seq);
   }
@@ -305,6 +314,8 @@ function checkFromEvent(event) {
     task: p.task,
     manual: p.dice === "manual",
     data: p,
+    dice_marks: event.dice_marks || [],
+    follow_ups: event.follow_ups || [],
   };
 }
 

@@ -6,9 +6,9 @@ owner of the character each case acts on); `boris` (another player: alice's char
 alice and boris, and checks of every visibility, built through the services.
 
 What the stack does (asserted below, the same for every endpoint):
-- anonymous: 403 with only `{"detail": …}` — SessionAuthentication comes first and gives no
-  WWW-Authenticate header, so DRF answers 403, never 401; the schema, the docs and the token
-  endpoint are open by design;
+- anonymous: 403 with only `{"detail": …, "code": "not_authenticated"}` — SessionAuthentication
+  comes first and gives no WWW-Authenticate header, so DRF answers 403, never 401; the schema,
+  the docs and the token endpoint are open by design;
 - stranger: 404, the very same answer as for a campaign that does not exist;
 - refusals (403 role/character) append nothing and return only `{field: [message], "code": …}`.
 
@@ -298,6 +298,10 @@ CASES: list[Case] = [
          {**everyone(200), "anonymous": 400}, campaign_scoped=False,
          body=lambda w, who: {"username": who, "password": f"{who}-password"},
          appends=lambda who: False),
+    Case("token.revoke", "DELETE", "api-token", lambda w, who: "/api/auth/token/",
+         signed_in(204), campaign_scoped=False, appends=lambda who: False),
+    Case("socket-ticket", "POST", "api-socket-ticket", lambda w, who: "/api/auth/socket-ticket/",
+         signed_in(201), campaign_scoped=False, appends=lambda who: False),
     Case("rules", "GET", "api-rules", lambda w, who: "/api/rules/", signed_in(200),
          campaign_scoped=False),
     Case("sheet_templates", "GET", "api-sheet-templates", lambda w, who: "/api/sheet-templates/",
@@ -485,7 +489,7 @@ def _visit(w: World, case: Case, who: str) -> None:
     if who == "anonymous" and expected == ANONYMOUS_STATUS:
         # No credentials: DRF's own answer, no WWW-Authenticate (so 403, not 401), no data.
         assert "WWW-Authenticate" not in response
-        assert set(response.json()) == {"detail"}
+        assert response.json() == {"detail": response.json()["detail"], "code": "not_authenticated"}
     elif who == "stranger" and case.campaign_scoped:
         # Exactly what a campaign that does not exist answers: its existence is not confirmed.
         assert_refusal(response, 404, "campaign")
@@ -570,12 +574,15 @@ HIDDEN = {
     "boris": {"alice_private", "alice_blind", "gm_blind_for_alice"},
     "olga": {"alice_private", "alice_blind", "boris_private", "gm_blind_for_alice"},
 }
+# A stub's hash and its sealed payload ({"sealed", "next_key"}) cover a secret salt (rolls.chain):
+# they place the event in the chain and say nothing about its content.
 EXPORT_STUB_KEYS = {
     "campaign", "seq", "type", "created_at", "actor", "visibility", "prev_hash", "hash", "redacted",
+    "payload", "session", "scene", "chapter", "character",
 }  # fmt: skip
 STUB_KEYS = {
     "seq", "kind", "system", "visibility", "revealed", "actor_id", "actor", "created_at",
-    "redacted", "type",
+    "redacted", "type", "hash", "prev_hash",
 }  # fmt: skip
 
 
@@ -629,14 +636,17 @@ def _assert_shows(w: World, reader: str, hidden: set[str]) -> None:
         text = dump(bodies[view])
         assert text.count('"faces"') == text.count('"breakdown"') == visible, (reader, view)
     for name in hidden:
-        event_hash = w.campaign.events.get(seq=w.checks[name]).hash
-        assert event_hash not in dump(bodies["events"]), (reader, name)
+        event = w.campaign.events.get(seq=w.checks[name])
+        assert event.payload["salt"] not in dump(bodies["events"]), (reader, name)
+        assert event.payload["dice_key"]["key"] not in dump(bodies["events"]), (reader, name)
     # The exports: the JSON keeps a hidden roll's place in the chain only; the CSV leaves it out.
     exported = _entries(client.get(w.url("export/")).json()["events"])
     for name, check_seq in w.checks.items():
         entry = exported[check_seq]
         if name in hidden:
             assert entry["redacted"] is True and set(entry) <= EXPORT_STUB_KEYS, (reader, name)
+            assert set(entry["payload"]) == {"sealed", "next_key"}, (reader, name)
+            assert entry["character"] is None, (reader, name)
         else:
             assert entry["payload"]["rolls"][0]["faces"], (reader, name)
     rows = list(csv.reader(io.StringIO(client.get(w.url("export.csv")).content.decode())))

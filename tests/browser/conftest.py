@@ -210,7 +210,7 @@ def accounts(transactional_db: None) -> dict[str, Any]:
 @pytest.fixture
 def open_page(browser: Any, server: Server) -> Iterator[Any]:
     """open_page(username, path) -> a signed-in page in its own browser context. A script error
-    on any page fails the test."""
+    or a Content-Security-Policy violation on any page fails the test."""
     contexts = []
     errors: list[str] = []
 
@@ -222,6 +222,14 @@ def open_page(browser: Any, server: Server) -> Iterator[Any]:
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda error: errors.append(f"{username}: {error}"))
+        # What the Content-Security-Policy refuses (an inline style, a script) is a bug too.
+        page.on(
+            "console",
+            lambda message: (
+                "Content Security Policy" in message.text
+                and errors.append(f"{username}: {message.text}")
+            ),
+        )
         page.goto(f"/accounts/login/?next={path}")
         page.fill("#id_username", username)
         page.fill("#id_password", PASSWORD)

@@ -7,7 +7,13 @@ import copy
 
 from eventlog import projections
 from eventlog.chain import GENESIS, document_hash
-from eventlog.event_types import ALL_TYPES, FOLLOWUP_TYPES, PAYLOADS, javascript_module
+from eventlog.event_types import (
+    ALL_TYPES,
+    FOLLOWUP_TYPES,
+    PAYLOADS,
+    SEALED_KEY,
+    javascript_module,
+)
 from eventlog.management.commands.export_event_types import EVENTS_JS
 from rolls.systems import SYSTEM_IDS
 from rolls.trust.export import export_campaign
@@ -48,6 +54,8 @@ def test_the_events_services_write_carry_the_payload_the_vocabulary_describes(pl
             assert event.type in PAYLOADS, event.type
             shape = PAYLOADS[event.type]
             keys = set(event.payload)
+            assert (SEALED_KEY in keys) == (event.visibility != "public"), event.type
+            keys.discard(SEALED_KEY)
             assert set(shape.always) <= keys, (event.type, set(shape.always) - keys)
             assert keys <= set(shape.always) | set(shape.optional), (event.type, keys)
             seen.add(event.type)

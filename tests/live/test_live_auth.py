@@ -1,4 +1,5 @@
-"""Who may open a campaign's feed: members, by API token (header or query) or session cookie.
+"""Who may open a campaign's feed: members, by socket ticket (query), API token (header) or
+session cookie.
 Others are told with a close code (4401: not authenticated, 4403: not a member or no such
 campaign, alike); a page from another site is refused at the handshake."""
 
@@ -39,8 +40,16 @@ async def test_refusals_carry_a_close_code_4401_or_4403(server, table):
     assert await close_code(server.url(table.id + 1000), token=table.tokens["alice"]) == 4403
 
 
-async def test_a_token_in_the_query_or_header_and_the_session_cookie_all_work(server, table):
-    by_query = await open_feed(server.url(table.id, token=table.tokens["alice"]))
+def _socket_ticket(user) -> str:
+    from accounts.tickets import issue_ticket
+
+    return issue_ticket(user=user)
+
+
+async def test_a_ticket_in_the_query_a_token_header_and_the_session_cookie_all_work(server, table):
+    by_query = await open_feed(
+        server.url(table.id, ticket=await in_db(_socket_ticket, table.users["alice"]))
+    )
     by_header = await open_feed(server.url(table.id), table.tokens["alice"])
     cookie = await in_db(session_cookie, table.users["boris"])
     origin = f"http://127.0.0.1:{server.port}"

@@ -83,8 +83,8 @@ def test_the_verification_status_of_the_chain_and_of_each_session(rolled):
     page = rolled.client("alice").get(rolled.url("audit/"), HTTP_ACCEPT_LANGUAGE="en")
     text = page.content.decode()
     assert "the event chain verifies" in text
-    assert "the seed matches its commitment" in text  # session 1, closed
-    assert "open: the seed is committed" in text  # session 2
+    assert "follow from keys committed before them and the players' client seeds" in text  # 1
+    assert "so far follow from keys committed before them" in text  # session 2, open
 
 
 def test_a_player_gets_the_export_buttons_and_the_export_hides_the_blind_roll(rolled):

@@ -8,7 +8,8 @@ import pytest
 
 from campaign import services
 from campaign.models import Session, SessionSecret
-from rolls.systems import HmacDice, roll
+from rolls.models import Check
+from rolls.systems import KeyedDice, roll, roll_key
 from tests.rolls.checks.conftest import first_roll
 from tests.rolls.checks.rulebook import character_state, set_options
 
@@ -145,8 +146,8 @@ def test_first_roll_of_the_declaration_is_the_one_that_consumes(table):
     assert first_roll(check)["result"]["free_botch_consumed"] is False
 
 
-def _double_botch(seed: bytes, campaign: str, seq: int) -> bool:
-    dice = HmacDice(seed, campaign, seq)
+def _double_botch(key: bytes, campaign: int, seq: int) -> bool:
+    dice = KeyedDice(key, campaign, seq)
     first = roll("storyteller", {"pool": 3, "difficulty": 10}, dice)[1]
     second = roll("storyteller", {"pool": 2, "difficulty": 10}, dice)[1]
     return first["outcome"] == second["outcome"] == "botch"
@@ -158,10 +159,10 @@ def test_server_dice_that_botch_twice_in_one_declaration_are_recorded_not_stuck(
     t = table("storyteller", manual=False)
     session = Session.open_in(t.campaign)
     seed = bytes(SessionSecret.objects.get(session_id=session.pk).seed)
-    campaign = str(t.campaign.pk)
     for _ in range(400):  # filler rolls move seq on until the next one botches twice
         t.campaign.refresh_from_db()
-        if _double_botch(seed, campaign, t.campaign.head_seq + 1):
+        index = Check.objects.filter(campaign=t.campaign, session_id=session.pk).count()
+        if _double_botch(roll_key(seed, index), t.campaign.pk, t.campaign.head_seq + 1):
             break
         t.roll("boris", pool=1)
     else:

@@ -139,3 +139,18 @@ def test_pages_render_for_members_and_refuse_everyone_else(played, users):
         assert client.get(f"{t.url}/{api}").status_code == 404
     assert t.clients["gm"].get(f"{t.url}/sessions/1/chronicle/?as=pdf").status_code == 400
     assert t.clients["gm"].get(f"{t.url}/sessions/99/chronicle/").status_code == 404
+
+
+def test_the_report_says_whether_the_stored_verification_covers_its_rolls(played, users):
+    from campaign.models import Campaign
+    from rolls.trust.stored_log import verify_campaign
+
+    t, _ = played
+    assert t.get("gm", "report/")["verification"]["covers"] is False
+    status, body = _page(users["alice"], f"/campaigns/{t.campaign.pk}/report/")
+    assert status == 200
+    assert "audit page verifies" in body or "аудит" in body.lower()
+    verify_campaign(Campaign.objects.get(pk=t.campaign.pk))
+    assert t.get("gm", "report/")["verification"]["covers"] is True
+    t.roll("alice", faces=[2, 2, 2, 2, 2, 2, 2], **STORYTELLER)
+    assert t.get("gm", "report/")["verification"]["covers"] is False  # a roll since

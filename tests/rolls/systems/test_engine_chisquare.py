@@ -6,7 +6,7 @@ from collections.abc import Hashable, Mapping
 import pytest
 from scipy.stats import chisquare
 
-from rolls.systems import HmacDice, SeededDice, SystemDice, odds, roll
+from rolls.systems import KeyedDice, SeededDice, SystemDice, odds, roll
 
 N = 20_000
 ALPHA = 1e-3  # with fixed seeds the test is deterministic; this is the bar it had to clear
@@ -79,10 +79,10 @@ def test_sources_are_uniform(sides: int) -> None:
     uniform = {f: 1 / sides for f in range(1, sides + 1)}
     for dice, alpha in (
         (SeededDice(7), ALPHA),
-        (HmacDice(b"k", "camp", 1), ALPHA),
+        (KeyedDice(b"k", "camp", 1), ALPHA),
         (SystemDice(), 1e-6),
     ):  # the OS source is not seeded: a looser bar
-        n = 3000 if isinstance(dice, HmacDice) else 30_000
+        n = 3000 if isinstance(dice, KeyedDice) else 30_000
         faces = Counter(dice.roll(sides) for _ in range(n))
         assert fit(faces, uniform, n) > alpha, type(dice).__name__
 

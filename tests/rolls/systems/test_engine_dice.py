@@ -1,54 +1,60 @@
-"""Dice sources: the HMAC derivation (checked against an independent implementation), seeding,
-range, fork safety."""
+"""Dice sources: the per-roll keyed derivation (checked against an independent implementation),
+seeding, range, fork safety."""
 
 import hashlib
 import hmac
 
 import pytest
 
-from rolls.systems import DieSource, HmacDice, SeededDice, SystemDice, dice, roll
+from rolls.systems import DieSource, KeyedDice, SeededDice, SystemDice, dice, roll
+from rolls.systems.dice import key_commitment, roll_key
 
 
-def reference_faces(seed: bytes, campaign: str, seq: int, sides: list[int]) -> list[int]:
-    """The documented recipe, written out literally."""
-    out, c = [], 0
+def reference_faces(key: bytes, campaign: str, seq: int, client: str, sides: list[int]) -> list:
+    """The documented recipe (docs/verification.md §2), written out literally."""
+    d = hmac.new(key, f"{campaign}|{seq}|{client}".encode(), hashlib.sha256).digest()
+    stream = iter(hashlib.shake_256(d).digest(4096))
+    out = []
     for s in sides:
-        while True:
-            d = hmac.new(seed, f"{campaign}|{seq}|{c}".encode(), hashlib.sha256).digest()
-            c += 1
-            x = int.from_bytes(d[:8], "big")
-            if x < 2**64 - (2**64 % s):
-                out.append(x % s + 1)
-                break
+        b = next(stream)
+        while b >= 256 - 256 % s:
+            b = next(stream)
+        out.append(b % s + 1)
     return out
 
 
-def test_hmac_dice_follow_the_documented_derivation() -> None:
-    sides = [6, 10, 10, 6, 3, 100, 10, 2] * 5
-    src = HmacDice(b"\x00secret", "camp-42", 17)
-    assert [src.roll(s) for s in sides] == reference_faces(b"\x00secret", "camp-42", 17, sides)
-    assert src.counter == len(sides)  # no rejection in 40 draws (p ≈ 1e-17)
-    other = HmacDice(b"\x00secret", "camp-42", 18)
-    assert [other.roll(10) for _ in range(20)] != reference_faces(
-        b"\x00secret", "camp-42", 17, [10] * 20
-    )
+def test_keyed_dice_follow_the_documented_derivation() -> None:
+    sides = [6, 10, 10, 6, 3, 100, 10, 2] * 40  # 320 faces: several refills of the stream
+    key = roll_key(b"\x00secret", 4)
+    src = KeyedDice(key, "42", 17, "c0ffee")
+    assert [src.roll(s) for s in sides] == reference_faces(key, "42", 17, "c0ffee", sides)
+    assert key == hmac.new(b"\x00secret", b"roll-key|4", hashlib.sha256).digest()
+    assert key_commitment(key) == hashlib.sha256(key).hexdigest()
 
 
-def test_hmac_rejection_advances_the_counter() -> None:
-    class Rejecting(HmacDice):
-        def _attempt(self, c: int) -> int:
-            return 2**64 - 1 if c == 0 else super()._attempt(c)
+@pytest.mark.parametrize(
+    "change", [{"seq": 18}, {"campaign": "43"}, {"client": "c0ffef"}, {"client": ""}]
+)
+def test_every_input_of_the_derivation_changes_the_faces(change: dict) -> None:
+    inputs = {"campaign": "42", "seq": 17, "client": "c0ffee"}
+    key = roll_key(b"seed", 0)
+    faces = reference_faces(key, *inputs.values(), [10] * 20)
+    changed = reference_faces(key, *{**inputs, **change}.values(), [10] * 20)
+    assert faces != changed
+    assert reference_faces(roll_key(b"seed", 1), *inputs.values(), [10] * 20) != faces
 
-    src = Rejecting(b"k", "c", 1)
-    face = src.roll(6)  # attempt 0 is rejected (x ≥ limit), attempt 1 is used
-    d = hmac.new(b"k", b"c|1|1", hashlib.sha256).digest()
-    assert face == int.from_bytes(d[:8], "big") % 6 + 1
-    assert src.counter == 2
+
+def test_roll_keys_are_independent_of_each_other() -> None:
+    keys = {roll_key(b"seed", i) for i in range(1000)}
+    assert len(keys) == 1000
+    with pytest.raises(ValueError):
+        roll_key(b"seed", -1)
 
 
-def test_hmac_roll_is_verifiable_from_the_log() -> None:
-    faces, _ = roll("cofd", {"pool": 8, "again": 8}, HmacDice(b"seed", "c1", 5))
-    assert faces == reference_faces(b"seed", "c1", 5, [10] * len(faces))
+def test_keyed_roll_is_verifiable_from_the_log() -> None:
+    key = roll_key(b"seed", 0)
+    faces, _ = roll("cofd", {"pool": 8, "again": 8}, KeyedDice(key, "c1", 5, "ab"))
+    assert faces == reference_faces(key, "c1", 5, "ab", [10] * len(faces))
 
 
 def test_seeded_dice_repeat_and_differ() -> None:
@@ -60,7 +66,7 @@ def test_seeded_dice_repeat_and_differ() -> None:
     assert a[0] == seq1[0]
 
 
-@pytest.mark.parametrize("src", [SystemDice(), SeededDice(1), HmacDice(b"k", "c", 0)])
+@pytest.mark.parametrize("src", [SystemDice(), SeededDice(1), KeyedDice(b"k", "c", 0)])
 def test_faces_in_range_and_protocol(src: DieSource) -> None:
     assert isinstance(src, DieSource)
     for sides in (1, 2, 6, 10, 20, 255, 256, 257, 1000):
@@ -79,9 +85,9 @@ def test_system_dice_drop_their_buffer_in_a_forked_child() -> None:
     assert next(src._bytes, None) is None
 
 
-def test_hmac_seed_must_be_bytes() -> None:
+def test_keyed_dice_key_must_be_bytes() -> None:
     with pytest.raises(TypeError):
-        HmacDice("seed", "c", 1)  # type: ignore[arg-type]
+        KeyedDice("key", "c", 1)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("sides", [3, 6, 10, 300])
@@ -89,8 +95,8 @@ def test_roll_many_gives_what_single_rolls_would(sides: int) -> None:
     batched, single = SeededDice(11), SeededDice(11)
     for n in (0, 1, 8, 5000):  # 5000 crosses the 4096-byte buffer and its rejects
         assert batched.roll_many(sides, n) == [single.roll(sides) for _ in range(n)]
-    h1, h2 = HmacDice(b"k", "c", 3), HmacDice(b"k", "c", 3)
-    assert h1.roll_many(sides, 5) == [h2.roll(sides) for _ in range(5)]
+    k1, k2 = KeyedDice(b"k", "c", 3), KeyedDice(b"k", "c", 3)
+    assert k1.roll_many(sides, 500) == [k2.roll(sides) for _ in range(500)]
 
 
 def test_any_die_source_can_drive_the_roller() -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rolls.systems import SYSTEM_IDS, HmacDice, RuleError, SeededDice, odds, resolve, roll
+from rolls.systems import SYSTEM_IDS, KeyedDice, RuleError, SeededDice, odds, resolve, roll
 
 # Valid checks of every system.
 FORTUNE = st.none() | st.fixed_dictionaries({"die": st.integers(0, 2), "value": st.integers(1, 6)})
@@ -181,10 +181,10 @@ def test_a_higher_bonus_never_lowers_the_chance_of_success(age: dict, nice: dict
     st.text(max_size=20),
     st.integers(0, 10**6),
 )
-def test_hmac_rolls_are_reproducible(sc: tuple[str, dict], key: bytes, camp: str, seq: int) -> None:
+def test_keyed_rolls_are_reproducible(sc: tuple[str, dict], key: bytes, camp: str, seq: int):
     system, check = sc
-    first = roll(system, check, HmacDice(key, camp, seq))
-    assert roll(system, check, HmacDice(key, camp, seq)) == first
+    first = roll(system, check, KeyedDice(key, camp, seq, camp[::-1]))
+    assert roll(system, check, KeyedDice(key, camp, seq, camp[::-1])) == first
     assert resolve(system, check, first[0]) == first[1]
 
 

@@ -22,7 +22,7 @@ def member(campaign, user) -> Membership:
 def test_the_export_is_the_whole_log_with_its_head(play):
     campaign = play("storyteller")
     document = json.loads(json.dumps(export_campaign(campaign)))  # plain JSON all the way
-    assert document["format"] == "tablecheck-log/1"
+    assert document["format"] == "tablecheck-log/2"
     assert document["campaign"] == {
         "id": campaign.pk,
         "name": campaign.name,
@@ -46,8 +46,12 @@ def test_a_players_export_hides_what_they_may_not_see_and_still_verifies(play, u
     assert gm_copy["events"] == export_campaign(campaign)["events"]
     redacted = {e["seq"]: e for e in boris_copy["events"] if e.get("redacted")}
     assert set(redacted) == {blind.seq, private.seq}
-    assert "payload" not in redacted[blind.seq] and redacted[blind.seq]["hash"] == blind.hash
+    stub = redacted[blind.seq]
+    assert set(stub["payload"]) == {"sealed", "next_key"} and stub["character"] is None
+    assert stub["hash"] == blind.hash
     assert "the GM's secret" not in json.dumps(boris_copy)
+    assert blind.payload["salt"] not in json.dumps(boris_copy)
+    assert blind.payload["dice_key"]["key"] not in json.dumps(boris_copy)
     assert {e["seq"] for e in alice_copy["events"] if e.get("redacted")} == {blind.seq}
 
     report = check_export(boris_copy)
@@ -58,18 +62,21 @@ def test_a_players_export_hides_what_they_may_not_see_and_still_verifies(play, u
     rolls.reveal_check(campaign=campaign, actor=users["gm"], seq=blind.seq)
     revealed = export_campaign(campaign, membership=member(campaign, users["boris"]))
     assert {e["seq"] for e in revealed["events"] if e.get("redacted")} == {private.seq}
+    report = check_export(revealed)  # the revealed roll's salt and key now verify it
+    assert report.ok and report.sessions[0].hidden_rolls == 1
+    assert report.sessions[0].proven == report.sessions[0].server_rolls
 
 
 def test_a_redacted_event_can_hide_nothing_from_the_chain(play, users):
-    """Marking an event redacted skips its contents, not its place: a swapped-in event breaks
-    the next link."""
+    """A redacted event's hash is checked against its sealed document, and it links the next."""
     campaign = play("d6pool")
     document = export_campaign(campaign, membership=member(campaign, users["boris"]))
     index = next(i for i, e in enumerate(document["events"]) if e.get("redacted"))
     document["events"][index]["hash"] = "f" * 64
-    (problem,) = check_export(document).problems
-    assert problem.seq == document["events"][index + 1]["seq"]
-    assert "prev_hash does not link" in problem.what
+    first, second = check_export(document).problems
+    assert first.seq == document["events"][index]["seq"] and "hash mismatch" in first.what
+    assert second.seq == document["events"][index + 1]["seq"]
+    assert "prev_hash does not link" in second.what
 
 
 def rows(text: str) -> list[dict[str, str]]:

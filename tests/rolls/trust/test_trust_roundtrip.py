@@ -30,13 +30,13 @@ def test_a_played_session_exports_and_verifies_in_every_system(play, system, cap
     out = capsys.readouterr().out
     report = check_export(document)
     session = report.sessions[0]
-    assert session.seed_ok and session.server_rolls >= 5
-    assert session.proven == session.server_rolls, "every server roll re-rolls from the seed"
+    assert session.ok and session.server_rolls >= 5
+    assert session.proven == session.server_rolls, "every server roll re-rolls from its key"
     assert session.manual_rolls == 1, "the physical-dice roll is counted apart, not proven"
-    assert "OK" in out and "1 manual roll(s), not covered by the seed" in out
+    assert "OK" in out and "1 manual roll(s), not covered by the keys" in out
     assert (
-        f"{session.proven}/{session.server_rolls} server roll(s) follow from the revealed seed"
-        in out
+        f"{session.proven}/{session.server_rolls} server roll(s) follow from keys committed "
+        "before them" in out
     )
 
 
@@ -66,7 +66,7 @@ def test_the_standalone_verifier_needs_only_the_standard_library_and_rolls(play,
         timeout=60,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "OK" in run.stdout and "closed session(s) proven from the seed" in run.stdout
+    assert "OK" in run.stdout and "1 closed session(s) proven" in run.stdout
 
 
 def test_verify_log_runs_the_same_checks_on_the_database(play, capsys):
@@ -77,17 +77,18 @@ def test_verify_log_runs_the_same_checks_on_the_database(play, capsys):
     assert [r.sessions_proven for r in report.campaigns] == [1, 1]
     call_command("verify_log")
     out = capsys.readouterr().out
-    assert "OK:" in out and "server roll(s) follow from the revealed seed" in out
+    assert "OK:" in out and "server roll(s) follow from keys committed before them" in out
 
 
-def test_an_open_session_is_proven_with_the_servers_seed_without_printing_it(play, capsys):
+def test_an_open_session_is_proven_as_it_goes_in_every_copy(play, users):
+    """Each roll discloses its own key: nobody waits for the session's end, and the seed that
+    would give the hidden rolls' keys is never needed."""
     campaign = play("nice_damnit", end=False)
     report = verify_campaigns()
     assert not report.problems
     session = report.campaigns[0].sessions[0]
-    assert session.ended_seq is None and session.private
-    assert session.proven == session.server_rolls > 0
-    assert "the server's unrevealed secret" in "\n".join(report.lines)
-    export = check_export(export_campaign(campaign))
-    assert export.ok and export.sessions[0].seed_ok is None, "an export cannot prove it yet"
-    assert "await the seed's reveal" in export.sessions[0].describe()
+    assert session.ended_seq is None and session.proven == session.server_rolls > 0
+    player = campaign.memberships.get(user=users["boris"])
+    export = check_export(export_campaign(campaign, membership=player))
+    assert export.ok and export.sessions[0].hidden_rolls == 2  # alice's private, the GM's blind
+    assert export.sessions[0].proven == export.sessions[0].server_rolls > 0

@@ -1,5 +1,6 @@
-"""Nothing shows an open session's seed: not the log, the feeds, the API, the pages, the WebSocket,
-the admin, the read models, the log lines, nor verify_log. Only `session.ended` reveals it.
+"""Nothing ever shows a session's seed: not the log, the feeds, the API, the pages, the WebSocket,
+the admin, the read models, the log lines, nor verify_log; not even after the session ends (it
+would give every hidden roll's key). Each roll discloses only its own key, to who may see it.
 
 The HTTP scan walks the URLconf and the WebSocket scan the routing table, so endpoints added later
 are covered without touching this file.
@@ -66,14 +67,19 @@ def table(play, users, caplog) -> tuple[Campaign, bytes]:
     return campaign, seed
 
 
-def test_the_scanner_finds_the_seed_once_it_is_revealed(table, users):
-    """The positive control: after the reveal the same scan finds it in every member's feed."""
+def test_the_scanner_finds_a_key_where_it_is_shown_and_never_the_seed(table, users):
+    """The positive control: the same scan finds a public roll's key in every member's feed, a
+    blind roll's only in the GM's; the seed in nobody's, before or after the session ends."""
     campaign, seed = table
+    public = Event.objects.get(campaign=campaign, payload__label="in the open")
+    blind = Event.objects.get(campaign=campaign, payload__label="the GM's secret")
     services.end_session(campaign=campaign, actor=users["gm"])
     for name in ("gm", "alice", "olga"):
         membership = Membership.objects.get(campaign=campaign, user=users[name])
         feed = json.dumps(events_for(membership=membership, limit=1000))
-        assert "hex" in leaks(feed, seed), name
+        assert "hex" in leaks(feed, bytes.fromhex(public.payload["dice_key"]["key"])), name
+        assert bool(leaks(feed, bytes.fromhex(blind.payload["dice_key"]["key"]))) == (name == "gm")
+        assert leaks(feed, seed) == [], name
 
 
 def test_no_event_read_model_feed_or_log_line_holds_the_seed(table, users, caplog):
@@ -92,8 +98,8 @@ def test_no_event_read_model_feed_or_log_line_holds_the_seed(table, users, caplo
     assert leaks("\n".join(record.getMessage() for record in logged), seed) == []
     out, err = StringIO(), StringIO()
     call_command("verify_log", stdout=out, stderr=err)
-    assert "server's unrevealed secret" in out.getvalue(), "verify_log did use the seed…"
-    assert leaks(out.getvalue() + err.getvalue(), seed) == [], "…and did not print it"
+    assert "server roll(s) follow from keys" in out.getvalue(), "verify_log proved the rolls…"
+    assert leaks(out.getvalue() + err.getvalue(), seed) == [], "…and did not print the seed"
 
 
 def test_no_admin_page_shows_the_seed(table, client):
@@ -190,7 +196,7 @@ def get_paths(campaign: Campaign, users) -> list[str]:
 def test_no_page_or_api_response_shows_the_seed(table, users, caplog):
     campaign, seed = table
     commitment = Event.objects.get(campaign=campaign, type="session.started").payload[
-        "seed_commitment"
+        "key_commitment"
     ]
     paths = get_paths(campaign, users)
     assert "/health/" in paths, "the URLconf walk works"
@@ -236,8 +242,8 @@ async def _frames(path: str, token: str) -> list[str]:
     scope = {
         "type": "websocket",
         "path": path,
-        "query_string": f"token={token}&after=0".encode(),  # and the whole log as backlog
-        "headers": [(b"host", b"localhost")],
+        "query_string": b"after=0",  # and the whole log as backlog
+        "headers": [(b"host", b"localhost"), (b"authorization", f"Token {token}".encode())],
         "subprotocols": [],
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),

@@ -14,6 +14,7 @@ from django.db import connection
 from campaign.models import Campaign, Event, SessionSecret
 from eventlog import append_only
 from rolls.trust.stored_log import verify_campaigns
+from tests.rolls.trust.conftest import roll
 
 Tamper = Callable[[Campaign], tuple[int, str, str]]
 
@@ -44,7 +45,7 @@ def face(campaign: Campaign) -> tuple[int, str, str]:
     roll = event.payload["rolls"][0]
     roll["faces"][0] = roll["faces"][0] % 10 + 1
     _rewrite(event)
-    return event.seq, event.type, "do not follow from the session seed"
+    return event.seq, event.type, "do not follow from its key and client seed"
 
 
 def outcome(campaign: Campaign) -> tuple[int, str, str]:
@@ -64,11 +65,11 @@ def payload_field(campaign: Campaign) -> tuple[int, str, str]:
     return event.seq, event.type, "hash mismatch"
 
 
-def revealed_seed(campaign: Campaign) -> tuple[int, str, str]:
-    event = Event.objects.get(campaign=campaign, type="session.ended")
-    event.payload["seed"] = os.urandom(32).hex()
+def roll_key(campaign: Campaign) -> tuple[int, str, str]:
+    event = _open_roll(campaign)
+    event.payload["dice_key"]["key"] = os.urandom(32).hex()
     _rewrite(event)
-    return event.seq, event.type, "the revealed seed does not hash to the seed_commitment"
+    return event.seq, event.type, "its roll key does not match the commitment published by #"
 
 
 def order(campaign: Campaign) -> tuple[int, str, str]:
@@ -90,7 +91,7 @@ def deletion(campaign: Campaign) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize(
     "tamper",
-    [face, outcome, payload_field, revealed_seed, order, deletion],
+    [face, outcome, payload_field, roll_key, order, deletion],
     ids=lambda tamper: tamper.__name__,
 )
 def test_verify_log_names_the_tampered_event(play, tamper: Tamper, capsys):
@@ -122,16 +123,17 @@ def test_only_the_tampered_campaign_fails(play):
     assert not bad["ok"] and bad["what"].startswith(f"campaign {campaign.pk}, event #{seq} ")
 
 
-def test_a_swapped_server_secret_is_caught_while_the_session_is_still_open(play):
+def test_a_swapped_server_secret_is_caught_while_the_session_is_still_open(play, users):
     """An operator who swaps the stored seed mid-session (to choose the next faces) breaks the
-    commitment; verify_log says so without printing either seed."""
+    key commitment chain at the next roll; verify_log says so without printing either seed."""
     campaign = play("storyteller", end=False)
     secret = SessionSecret.objects.get(campaign=campaign)
     new_seed = os.urandom(32)
     SessionSecret.objects.filter(pk=secret.pk).update(seed=new_seed)
+    check = roll(campaign, users["gm"], pool=3)
     report = verify_campaigns()
     (problem,) = report.problems
-    assert problem.event_type == "session.started"
-    assert "stored seed for this session does not match its seed_commitment" in problem.what
+    assert (problem.seq, problem.event_type) == (check.seq, "check.rolled")
+    assert "its roll key does not match the commitment published by #" in problem.what
     printed = "\n".join(report.lines)
     assert new_seed.hex() not in printed and bytes(secret.seed).hex() not in printed

@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('campaign', '0002_event_append_only_triggers'),
-        ('rolls', '0001_initial'),
+        ('rolls', '0002_verification_checkpoint'),
     ]
 
     operations = [

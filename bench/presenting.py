@@ -1,0 +1,120 @@
+"""Benchmark: presenting checks per viewer (visibility, follow-ups, dice marks).
+
+    .venv/bin/python bench/presenting.py [--checks 200] [--members 6]
+
+Builds a fresh SQLite database under var/bench/ with one CofD campaign (a GM, players with a
+character each, an observer) and N public checks rolled through the services, then times:
+
+- the live feed's rendering of each check event for every member (`messages_for`), beside the
+  baseline of rendering it once for one member (`present_events`, what a public event cost before
+  follow-ups were presented per member);
+- a catch-up page of the log for the owner of the characters (follow-ups computed for each check),
+  beside the same page for an observer (no follow-ups to compute).
+
+Figures are printed per check and as ratios to the in-run baselines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def setup_django() -> None:
+    bench_dir = ROOT / "var" / "bench"
+    bench_dir.mkdir(parents=True, exist_ok=True)
+    db = bench_dir / "presenting.sqlite3"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    os.environ["DATABASE_URL"] = f"sqlite:///{db}"
+    os.environ.pop("REDIS_URL", None)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def timed(label: str, work, count: int) -> float:
+    started = time.perf_counter()
+    work()
+    per = (time.perf_counter() - started) / count * 1000
+    print(f"  {label:<52} {per:8.2f} ms per check", flush=True)
+    return per
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checks", type=int, default=200)
+    parser.add_argument("--members", type=int, default=6, help="players, besides GM and observer")
+    args = parser.parse_args()
+    setup_django()
+    from django.contrib.auth import get_user_model
+
+    from campaign import services
+    from campaign.models import Event, Membership
+    from rolls.checks.services import check_roll
+    from rolls.live.broadcast import messages_for
+    from rolls.reads.selectors import events_for
+
+    try:
+        from rolls.reads.present import present_events
+    except ImportError:  # before per-viewer presenting (to measure the old code the same way)
+        from rolls.reads.selectors import present_events
+
+    User = get_user_model()
+    gm = User.objects.create_user("gm", password="x")
+    campaign = services.create_campaign(name="Bench", system="cofd", created_by=gm)
+    players = [User.objects.create_user(f"p{i}", password="x") for i in range(args.members)]
+    observer = User.objects.create_user("watcher", password="x")
+    for user in [*players, observer]:
+        services.join_campaign(invite_code=campaign.invite_code, user=user)
+    services.change_role(campaign=campaign, actor=gm, user_id=observer.pk, role="observer")
+    services.start_session(campaign=campaign, actor=gm)
+    services.start_chapter(campaign=campaign, actor=gm)
+    sheet = {"attributes": {"Wits": 3}, "skills": {"Occult": 2}}
+    hero = services.create_character(
+        campaign=campaign, actor=gm, name="Hero", traits=sheet, owner_id=players[0].pk
+    )
+    campaign.refresh_from_db()
+    first = campaign.head_seq + 1
+    for _ in range(args.checks):
+        request = {"character": str(hero.pk), "traits": ["Wits", "Occult"]}
+        check_roll(campaign=campaign, actor=players[0], request=request)
+    events = list(Event.objects.filter(campaign=campaign, seq__gte=first).order_by("seq"))
+    owner = Membership.objects.get(campaign=campaign, user=players[0])
+    watcher = Membership.objects.get(campaign=campaign, user=observer)
+    print(f"{args.checks} public checks, {args.members + 2} members", flush=True)
+    base = timed(
+        "baseline: render once (present_events, one member)",
+        lambda: [present_events([event], watcher) for event in events],
+        len(events),
+    )
+    live = timed(
+        "live feed: render for each member (messages_for)",
+        lambda: [messages_for(event) for event in events],
+        len(events),
+    )
+    page_base = timed(
+        "baseline: catch-up page for an observer",
+        lambda: events_for(membership=watcher, after=first - 1, limit=args.checks),
+        len(events),
+    )
+    page = timed(
+        "catch-up page for the owner (follow-ups offered)",
+        lambda: events_for(membership=owner, after=first - 1, limit=args.checks),
+        len(events),
+    )
+    print(f"  ratios: live feed {live / base:.2f}x, owner's catch-up {page / page_base:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Benchmark: the trust layer's costs, each beside an in-run baseline (issue #16).
+
+    .venv/bin/python bench/trust.py [--events 16000] [--database-url URL]
+
+On a fresh database (SQLite under var/bench/, or the PostgreSQL database --database-url names,
+which it empties first) with one campaign of N real check events (bench/log.py's writer):
+
+- the audit page (stored verification, carried on from its checkpoint) beside the GM page;
+- the chain alone (seq, links, hashes; `chain_intact`, raw rows, stored payload text hashed as is)
+  beside a loop that only reads the same raw rows, and the verifier's own chain pass;
+- the full proof (every key against its commitment, every face re-derived, every outcome
+  re-resolved), from scratch, in events/s;
+- carrying the stored verification on after one new roll (the audit page's path, and
+  verify_log's, which re-hashes the chain below the checkpoint first), in ms;
+- a check's derivation: roll key + one keyed hash per roll (KeyedDice), beside the former HMAC per
+  die, and a check's service p50 for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from log import setup_django, write_log  # noqa: E402
+
+
+class FormerHmacDice:
+    """The derivation before issue #16 (one HMAC per die attempt), kept here as the baseline."""
+
+    def __init__(self, seed: bytes, campaign: str, seq: int) -> None:
+        self._keyed = hmac.new(seed, digestmod="sha256")
+        self._prefix, self._counter = f"{campaign}|{seq}|", 0
+
+    def roll(self, sides: int) -> int:
+        limit = 2**64 - (2**64 % sides)
+        while True:
+            h = self._keyed.copy()
+            h.update(f"{self._prefix}{self._counter}".encode())
+            self._counter += 1
+            x = int.from_bytes(h.digest()[:8], "big")
+            if x < limit:
+                return x % sides + 1
+
+
+def median_ms(work, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=16_000)
+    parser.add_argument("--database-url", default=None)
+    args = parser.parse_args()
+    setup_django(args.database_url)
+
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+    from summary import record
+
+    from campaign.models import Campaign, Character, Event
+    from rolls.checks import services
+    from rolls.systems import KeyedDice, face_source, roll, roll_key
+    from rolls.trust.stored_log import chain_intact, event_rows, raw_chain_rows, verify_campaigns
+    from rolls.trust.verify import verify_chain
+
+    campaign_id = write_log(args.events)
+    campaign = Campaign.objects.get(pk=campaign_id)
+    total = Event.objects.filter(campaign_id=campaign_id).count()
+    user = get_user_model().objects.get(username="bench")
+    character = Character.objects.get(campaign=campaign)
+    db = "PostgreSQL" if args.database_url else "SQLite"
+    print(f"\n{total:,} events on {db}")
+
+    head = Campaign.objects.get(pk=campaign_id)
+
+    def read_rows() -> None:
+        for _ in raw_chain_rows(campaign_id, head.head_seq):
+            pass
+
+    def chain() -> None:
+        assert chain_intact(campaign_id, until=head.head_seq, head_hash=head.head_hash)
+
+    def chain_per_event() -> None:
+        _, problem = verify_chain(campaign_id, event_rows(campaign_id))
+        assert problem is None, problem
+
+    def full() -> None:
+        assert not verify_campaigns(campaign_ids=[campaign_id], fresh=True).problems
+
+    read_s = median_ms(read_rows, 3) / 1000
+    chain_s = median_ms(chain, 3) / 1000
+    verifier_s = median_ms(chain_per_event, 1) / 1000
+    full_s = median_ms(full, 1) / 1000
+    print(f"  read rows only        {total / read_s:12,.0f} events/s")
+    print(f"  chain (seq, hashes)   {total / chain_s:12,.0f} events/s  = {read_s / chain_s:.2f}x")
+    print(
+        f"  chain, StreamVerifier {total / verifier_s:12,.0f} events/s  (ORM rows, JSON re-encoded)"
+    )
+    print(f"  full proof, 1 process {total / full_s:12,.0f} events/s")
+    record(f"trust: chain, {total:,} events, {db}", total / chain_s, "events/s", total / read_s,
+           "baseline: reading the raw rows")  # fmt: skip
+    record(f"trust: full proof, {total:,} events, {db}", total / full_s, "events/s", None)
+
+    from django.conf import settings
+
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    client = Client()
+    client.force_login(user)
+    gm_page, audit_page = f"/campaigns/{campaign_id}/gm/", f"/campaigns/{campaign_id}/audit/"
+
+    def get(url: str):
+        return lambda: client.get(url).status_code == 200 or sys.exit(f"GET {url} failed")
+
+    get(audit_page)()  # the first view stores the checkpoint (verify_log would have, too)
+    gm_ms = median_ms(get(gm_page), 7)
+    audit_ms = median_ms(get(audit_page), 7)
+    print(f"  GM page               {gm_ms:9.1f} ms")
+    print(f"  audit page            {audit_ms:9.1f} ms  = {audit_ms / gm_ms:.2f}x the GM page")
+    record(f"trust: audit page, {total:,} events, {db}", audit_ms, "ms", gm_ms,
+           "baseline: the GM page")  # fmt: skip
+
+    request = {"character": str(character.pk), "traits": ["Wits"], "client_seed": "ab" * 16}
+
+    def one_roll() -> None:
+        services.check_roll(campaign=campaign, actor=user, request=request)
+
+    carried, rehashed, rolls = [], [], []
+    for _ in range(5):
+        rolls.append(median_ms(one_roll, 1))
+        carried.append(median_ms(lambda: verify_campaigns(campaign_ids=[campaign_id],
+                                                          chain_first=False), 1))  # fmt: skip
+        one_roll()
+        rehashed.append(median_ms(lambda: verify_campaigns(campaign_ids=[campaign_id]), 1))
+    carry_ms, rehash_ms = statistics.median(carried), statistics.median(rehashed)
+    print(f"  after one new event: carried on {carry_ms:7.1f} ms (audit page's path)")
+    print(f"  after one new event: verify_log {rehash_ms:7.1f} ms (re-hashes the chain first)")
+    record(f"trust: verification after one new event, {total:,} events, {db}", carry_ms, "ms",
+           None, "carried on from the checkpoint")  # fmt: skip
+
+    check = {"pool": 8, "again": 10, "rote": False, "exceptional_at": 5, "extra_successes": 0}
+    seed, n = bytes(32), 20_000
+
+    def keyed() -> None:
+        for seq in range(n):
+            roll("cofd", check, KeyedDice(roll_key(seed, seq), 1, seq, "ab" * 16))
+
+    def former() -> None:
+        for seq in range(n):
+            roll("cofd", check, face_source(FormerHmacDice(seed, "1", seq)))
+
+    keyed_us, former_us = median_ms(keyed, 3) * 1000 / n, median_ms(former, 3) * 1000 / n
+    check_p50 = statistics.median(rolls)
+    print(f"  cofd pool 8, keyed    {keyed_us:9.1f} µs/roll (key + one keyed hash)")
+    print(f"  cofd pool 8, former   {former_us:9.1f} µs/roll (HMAC per die)")
+    print(f"  check service p50     {check_p50:9.2f} ms: the derivation's change is "
+          f"{(keyed_us - former_us) / 10 / check_p50:+.2f}% of it")  # fmt: skip
+    record("trust: roll derivation, cofd pool 8", keyed_us, "µs/roll", former_us,
+           "baseline: the former HMAC per die")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

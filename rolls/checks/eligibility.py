@@ -1,0 +1,264 @@
+"""The follow-ups after a roll: who may apply which, now, with which choices and at what cost.
+
+One rule per follow-up, used twice: the services call `require` under the stream lock before
+they apply one (on the true state), and the presenter calls `offers` to list what a viewer may
+apply now (on the state that viewer may know, `rolls.known`). So a page offers exactly what the
+server would accept, and a refusal is the rule's own error.
+
+Hidden rolls: a member acts only on a roll they may see (`rolls.reads.visibility`). A blind roll is
+the GMs' until it is revealed (its roller knows only that it happened); a private roll is also
+its roller's and its character's owner's. Anything about a roll the caller may not see is refused
+first, with the one `HIDDEN_ROLL` error, whatever the roll holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+from uuid import UUID
+
+from django.utils.translation import gettext, gettext_lazy
+
+from campaign.access import require_controls_character
+from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, call_rules
+from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Visibility
+from rolls.models import Check
+from rolls.reads.known import dramatic_failure_taken, resources_for
+from rolls.reads.visibility import may_see, require_may_see
+from rolls.rules import option
+from rolls.systems import age, cofd, nice_damnit
+
+PERIOD_OVER = {
+    "chapter": gettext_lazy("this roll's chapter is over (or none was open when it was made)"),
+    "scene": gettext_lazy("this roll's scene is over (or none was open when it was made)"),
+}
+ALREADY_TAKEN = {
+    "chapter": gettext_lazy(
+        "{name} has already taken an intentional dramatic failure this chapter"
+    ),
+    "scene": gettext_lazy("{name} has already taken an intentional dramatic failure this scene"),
+}
+
+DRAMATIC_FAILURE = "dramatic_failure"
+FORTUNE = "fortune"
+EXTRA_NICE = "extra_nice"
+REVEAL = "reveal"
+
+
+@dataclass
+class Offer:
+    """A follow-up a viewer may apply now; `as_json` is its shape in `follow_ups`."""
+
+    kind: str
+    choices: list[dict[str, Any]]
+    limit: str | None = None
+    balance: dict[str, int] | None = None
+    period_id: UUID | None = None  # the chapter / scene a dramatic failure counts against
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "action": self.kind.replace("_", "-"),
+            "limit": self.limit,
+            "balance": self.balance,
+            "choices": self.choices,
+        }
+
+
+@dataclass
+class Now:
+    """The table as a rule reads it: the truth (``knower`` None, for the services) or what one
+    member may know (for the offers shown to them). Read once per presentation."""
+
+    campaign: Campaign
+    knower: Membership | None = None
+    _balances: dict[str, dict[str, int]] = field(default_factory=dict)
+    _characters: dict[UUID, Character | None] = field(default_factory=dict)
+    _taken: dict[tuple[UUID, UUID], bool] = field(default_factory=dict)
+
+    @cached_property
+    def chapter(self) -> Chapter | None:
+        return Chapter.open_in(self.campaign)
+
+    @cached_property
+    def scene(self) -> Scene | None:
+        return Scene.open_in(self.campaign)
+
+    def known_to(self, viewer: Membership) -> Now:
+        """The same reading of the table, for what ``viewer`` may know (balances are theirs)."""
+        other = Now(self.campaign, viewer, _characters=self._characters)
+        for shared in ("chapter", "scene"):
+            if shared in self.__dict__:
+                other.__dict__[shared] = self.__dict__[shared]
+        return other
+
+    def character(self, character_id: UUID) -> Character | None:
+        if character_id not in self._characters:
+            found = Character.objects.filter(pk=character_id).first()
+            self._characters[character_id] = found
+        return self._characters[character_id]
+
+    def dramatic_failure_taken(self, period_id: UUID, character_id: UUID) -> bool:
+        key = (period_id, character_id)
+        if key not in self._taken:
+            self._taken[key] = dramatic_failure_taken(
+                campaign=self.campaign,
+                period_id=period_id,
+                character_id=character_id,
+                viewer=self.knower,
+            )
+        return self._taken[key]
+
+    def resource(self, character: Character, name: str) -> int:
+        key = str(character.pk)
+        if key not in self._balances:
+            self._balances.update(resources_for(self.knower, [character]))
+        return int(self._balances[key].get(name, 0))
+
+
+def _character_of(check: Check, viewer: Membership, now: Now) -> Character:
+    """The roll's character, which the viewer must control (its owner, or a GM)."""
+    character = now.character(check.character_id) if check.character_id else None
+    if character is None:
+        raise InvalidInput("check", gettext("this roll was not made for a character"))
+    require_controls_character(viewer, character)
+    return character
+
+
+def _for_roll(check: Check, viewer: Membership, now: Now, system: str) -> Character:
+    """What every follow-up of a roll requires, the hidden-roll refusal first."""
+    if not may_act(viewer):
+        raise NotAllowed("role", gettext("observers watch the game; they cannot act in it"))
+    require_may_see(check, viewer)
+    if now.campaign.system != system or check.kind != "single":
+        raise InvalidInput("check", gettext("this follow-up does not apply to this roll"))
+    return _character_of(check, viewer, now)
+
+
+def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
+    character = _for_roll(check, viewer, now, "cofd")
+    mode = option(now.campaign.options, "cofd", "intentional_dramatic_failure")
+    if mode == "off":
+        raise Conflict("check", gettext("intentional dramatic failures are off in this campaign"))
+    result = check.data["rolls"][0]["result"]
+    if result.get("intentional"):
+        # The rule refuses because the roll was already converted: a conflict, like the
+        # losers of a race on different rolls (#12, item 6), not bad input.
+        raise Conflict(
+            "check", gettext("this roll has already been turned into a dramatic failure")
+        )
+    call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
+    period_id = None
+    if mode in ("per_chapter", "per_scene"):
+        name = "chapter" if mode == "per_chapter" else "scene"
+        period_id = check.chapter_id if mode == "per_chapter" else check.scene_id
+        current = now.chapter if mode == "per_chapter" else now.scene
+        if period_id is None or current is None or current.pk != period_id:
+            raise Conflict(name, str(PERIOD_OVER[name]))
+        if now.dramatic_failure_taken(period_id, character.pk):
+            raise Conflict("check", str(ALREADY_TAKEN[name]).format(name=character.name))
+    return Offer(
+        DRAMATIC_FAILURE,
+        [{"body": {}, "cost": None, "gain": {"beats": 1}}],
+        limit=mode,
+        period_id=period_id,
+    )
+
+
+def _fortune(check: Check, viewer: Membership, now: Now) -> Offer:
+    character = _for_roll(check, viewer, now, "age")
+    if not option(now.campaign.options, "age", "fortune_dice"):
+        raise Conflict("check", gettext("Fortune dice are off in this campaign"))
+    data = check.data
+    roll = data["rolls"][0]
+    if not roll["check"]["fortune_dice"]:  # what the roll was made under (#12, item 5)
+        raise Conflict(
+            "check", gettext("this roll was made without Fortune dice (they were off then)")
+        )
+    if data.get("fortune_spent"):
+        raise Conflict("check", gettext("Fortune has already changed a die of this roll"))
+    if roll["result"]["outcome"] == "auto_failure" or not roll["faces"]:
+        raise Conflict("check", gettext("an automatic failure has no dice for Fortune to change"))
+    balance = now.resource(character, "fortune")
+    choices = [
+        {
+            "body": {"die": die, "value": value},
+            "cost": {"fortune": cost},
+            "gain": None,
+            "drama_die": die == age.DRAMA,
+        }
+        for die in range(3)
+        for value in range(1, 7)
+        if (cost := age.fortune_cost((die, value))) <= balance
+    ]
+    return Offer(FORTUNE, choices, balance={"fortune": balance})
+
+
+def _extra_nice(check: Check, viewer: Membership, now: Now) -> Offer:
+    _for_roll(check, viewer, now, "nice_damnit")
+    if not option(now.campaign.options, "nice_damnit", "extra_nice"):
+        raise Conflict("check", gettext("extra Nice! chips are off in this campaign"))
+    result = check.data["rolls"][0]["result"]
+    if result["extra_nice"]:
+        raise Conflict("check", gettext("extra Nice! have already been taken on this roll"))
+    allowed = nice_damnit.extra_nice_allowed(result["total"])
+    if allowed == 0:
+        raise Conflict(
+            "count", gettext("no extra Nice! are possible on this roll (bad band or caps)")
+        )
+    choices = [
+        {"body": {"count": n}, "cost": None, "gain": {"nice": n, "damnit": n}}
+        for n in range(1, allowed + 1)
+    ]
+    return Offer(EXTRA_NICE, choices)
+
+
+def _reveal(check: Check, viewer: Membership, now: Now) -> Offer:
+    if viewer.role != Role.GM:
+        raise NotAllowed("role", gettext("only a game master of this campaign may do this"))
+    if check.visibility == Visibility.PUBLIC or check.revealed:
+        raise Conflict("check", gettext("this roll is already visible to everyone"))
+    return Offer(REVEAL, [{"body": {}, "cost": None, "gain": None}])
+
+
+RULES: dict[str, Callable[[Check, Membership, Now], Offer]] = {
+    DRAMATIC_FAILURE: _dramatic_failure,
+    FORTUNE: _fortune,
+    EXTRA_NICE: _extra_nice,
+    REVEAL: _reveal,
+}
+# The follow-ups each system has, in the order a page shows them (reveal: every system).
+BY_SYSTEM = {"cofd": (DRAMATIC_FAILURE,), "age": (FORTUNE,), "nice_damnit": (EXTRA_NICE,)}
+
+
+def require(kind: str, check: Check, viewer: Membership, now: Now) -> Offer:
+    """The follow-up ``kind`` as ``viewer`` may apply it to ``check`` now; the rule's error if
+    they may not (services: with the true state, under the stream lock)."""
+    return RULES[kind](check, viewer, now)
+
+
+def may_act(viewer: Membership) -> bool:
+    """Observers watch the game; players and GMs may apply follow-ups."""
+    return viewer.role != Role.OBSERVER
+
+
+def offers(check: Check, viewer: Membership, now: Now) -> list[dict[str, Any]]:
+    """Every follow-up ``viewer`` may apply to ``check`` now, as `follow_ups` lists them."""
+    if not may_act(viewer) or not may_see(check, viewer):
+        return []
+    if viewer.role != Role.GM:
+        try:  # a player acts only for their own characters: nothing to ask the rules otherwise
+            _character_of(check, viewer, now)
+        except DomainError:
+            return []
+    shown = []
+    for kind in (*BY_SYSTEM.get(now.campaign.system, ()), REVEAL):
+        try:
+            offer = require(kind, check, viewer, now)
+        except DomainError:
+            continue
+        if offer.choices:
+            shown.append(offer.as_json())
+    return shown

@@ -1,0 +1,142 @@
+"""The rule state as it is, and as one viewer may know it: one place for both.
+
+The rules decide on the true state (attempts at a task, the free botch, allowances taken, Beats
+and Fortune), hidden rolls included. A viewer is shown only what the rolls they may see did: a
+blind failure does not raise the attempt in their odds, a hidden botch does not spend the free
+botch in their panel, Fortune spent on a hidden roll stays in their view of the balance. Every
+function here takes ``viewer``: None for the truth (the services), a membership for what that
+member may know (odds, panels, sheets, follow-up offers). Where a later roll the viewer sees is
+decided on the truth, it can tell them what was hidden (README, "Visibility").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from uuid import UUID
+
+from campaign.models import Campaign, Character, Event, Membership, Role
+from eventlog.event_types import TASK_RESET
+from rolls.models import Check, RuleUse, TaskAttempts
+from rolls.reads.visibility import may_see
+from rolls.rules import RETRY_SYSTEMS, option, recorded_failed_attempt, task_key
+
+
+def _knows_all(viewer: Membership | None) -> bool:
+    return viewer is None or viewer.role == Role.GM
+
+
+def _unseen(campaign_id: int, viewer: Membership, **filters) -> list[Check]:
+    """Hidden checks (with ``filters``) the viewer may not see; few, so read in full."""
+    hidden = Check.objects.filter(campaign_id=campaign_id, revealed=False, **filters).exclude(
+        visibility="public"
+    )
+    return [check for check in hidden if not may_see(check, viewer)]
+
+
+def known_uses(viewer: Membership | None, uses: Iterable[RuleUse]) -> list[RuleUse]:
+    """The allowances taken (free botch, dramatic failure…) by rolls the viewer may see."""
+    uses = list(uses)
+    if _knows_all(viewer) or not uses:
+        return uses
+    checks = (
+        Check.objects.filter(campaign_id=viewer.campaign_id, seq__in={u.check_seq for u in uses})
+        .select_related(None)
+        .only("seq", "visibility", "revealed", "audience")
+    )
+    seen = {check.seq for check in checks if may_see(check, viewer)}
+    return [use for use in uses if use.check_seq in seen]
+
+
+def failed_attempts(
+    *, campaign: Campaign, character_id: UUID | str, task: str, viewer: Membership | None = None
+) -> int:
+    """Failed attempts at ``task`` so far (the next attempt is this + 1); a task is one counter
+    however its name is typed (``rolls.rules.task_key``)."""
+    if not task or campaign.system not in RETRY_SYSTEMS:
+        return 0
+    key = task_key(task)
+    counter = TaskAttempts.objects.filter(campaign=campaign, character_id=character_id, task=key)
+    failures = counter.values_list("failures", flat=True).first() or 0
+    if _knows_all(viewer):
+        return failures
+    reset = (
+        Event.objects.filter(
+            campaign=campaign,
+            type=TASK_RESET,
+            payload__character_id=str(character_id),
+            payload__task=key,
+        )
+        .order_by("-seq")
+        .values_list("seq", flat=True)
+        .first()
+        or 0
+    )
+    tried = [
+        check
+        for check in Check.objects.filter(
+            campaign=campaign, character_id=character_id, seq__gt=reset
+        ).order_by("seq")
+        if check.task and task_key(check.task) == key
+    ]
+    if all(may_see(check, viewer) for check in tried):
+        return failures
+    # Replay the counter over the attempts the viewer saw, as the projector counts them all.
+    known = 0
+    for check in tried:
+        if may_see(check, viewer):
+            failed = recorded_failed_attempt(check.event.payload)
+            if failed is not None:
+                known = known + 1 if failed else 0
+    return known
+
+
+def free_botch_available(
+    *,
+    campaign: Campaign,
+    session_id: UUID | None,
+    character_id: UUID | str | None,
+    viewer: Membership | None = None,
+) -> bool:
+    """Storyteller: the session's free botch is still unused (per character or per table)."""
+    system = campaign.system
+    mode = option(campaign.options, system, "free_botch") if system == "storyteller" else "off"
+    if mode == "off" or character_id is None or session_id is None:
+        return False
+    used = RuleUse.objects.filter(campaign=campaign, rule="free_botch", period_id=session_id)
+    if mode == "per_character":
+        used = used.filter(character_id=character_id)
+    return not known_uses(viewer, used)
+
+
+def dramatic_failure_taken(
+    *,
+    campaign: Campaign,
+    period_id: UUID | None,
+    character_id: UUID | str,
+    viewer: Membership | None = None,
+) -> bool:
+    """CofD: this character took an intentional dramatic failure in this chapter / scene."""
+    used = RuleUse.objects.filter(
+        campaign=campaign,
+        rule="intentional_dramatic_failure",
+        period_id=period_id,
+        character_id=character_id,
+    )
+    return bool(known_uses(viewer, used))
+
+
+def resources_for(
+    viewer: Membership | None, characters: Iterable[Character]
+) -> dict[str, dict[str, int]]:
+    """Each character's resources as ``viewer`` may know them: what hidden rolls did (a Beat from
+    a dramatic failure, Fortune spent) is left out until the roll is revealed."""
+    characters = list(characters)
+    shown = {str(c.pk): dict(c.resources) for c in characters}
+    if _knows_all(viewer) or not characters:
+        return shown
+    for check in _unseen(characters[0].campaign_id, viewer):
+        for character_id, changes in check.resource_changes.items():
+            for name, delta in changes.items():
+                if character_id in shown and name in shown[character_id]:
+                    shown[character_id][name] -= delta
+    return shown

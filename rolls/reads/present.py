@@ -1,0 +1,218 @@
+"""Checks and events as one member may see them, with the follow-ups that member may apply now
+and the dice marks the rules gave each die: the shape of every door (REST, socket, first paint,
+audit, exports).
+
+The REST API, the socket's catch-up and its live frames, the pages and the exports all present
+through this module, and it asks `rolls.reads.visibility.may_see` for every item: a player sees
+exactly the same thing over any of them. What may not be seen is a stub that keeps the seq (so
+feeds stay gapless) and says only that something happened, and by whom.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.contrib.auth import get_user_model
+
+from campaign.models import Campaign, Event, Membership, Session, Visibility
+from eventlog.chain import timestamp
+from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
+from rolls.checks import eligibility
+from rolls.models import Check
+from rolls.reads.visibility import Facts, may_see
+from rolls.systems.marks import dice_marks
+
+FEED_LIMIT = 50  # the first paint; older rolls load on demand (GET …/checks/?before=)
+# Follow-ups point at the check they belong to; its visibility governs them.
+CHECK_EVENT_TYPES = (CHECK_ROLLED, *FOLLOWUP_TYPES)
+
+
+def marks_of(system: str, data: dict[str, Any]) -> list[list[list[dict[str, Any]]]]:
+    """The dice marks of every roll of a check (its data or its event's payload)."""
+    return [dice_marks(system, roll["check"], roll["result"]) for roll in data.get("rolls", [])]
+
+
+def present_check(
+    check: Check, viewer: Membership, now: eligibility.Now | None = None
+) -> dict[str, Any]:
+    """A check as ``viewer`` may see it; ``now`` shares one reading of the table across many."""
+    shown: dict[str, Any] = {
+        "seq": check.seq,
+        "kind": check.kind,
+        "system": check.system,
+        "visibility": check.visibility,
+        "revealed": check.revealed,
+        "actor_id": check.actor_id,
+        "created_at": check.created_at,
+    }
+    if not may_see(check, viewer):
+        return {**shown, "redacted": True}
+    data = check.data
+    return {
+        **shown,
+        "redacted": False,
+        "outcome": check.outcome,
+        "character": check.character_id,
+        "session": check.session_id,
+        "chapter": check.chapter_id,
+        "label": check.label,
+        "task": check.task,
+        "manual": check.manual,
+        "data": data,
+        "dice_marks": marks_of(check.system, data),
+        "follow_ups": eligibility.offers(check, viewer, now or _now(check.campaign_id, viewer)),
+    }
+
+
+def present_checks(checks: Iterable[Check], viewer: Membership) -> list[dict[str, Any]]:
+    now = _now(viewer.campaign_id, viewer)
+    return [present_check(check, viewer, now) for check in checks]
+
+
+def _now(campaign_id: int, viewer: Membership) -> eligibility.Now:
+    return eligibility.Now(Campaign.objects.get(pk=campaign_id), knower=viewer)
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+def _target_seq(event: Event) -> int | None:
+    if event.type == CHECK_ROLLED:
+        return event.seq
+    if event.type in FOLLOWUP_TYPES or event.type == CHECK_REVEALED:
+        return event.payload.get("check_seq")
+    return None
+
+
+def _facts(event: Event, checks: dict[int, Check]) -> Check | Facts:
+    """What decides an event's visibility: its check's, or its own."""
+    target = _target_seq(event)
+    if target is not None and event.type != CHECK_REVEALED and target in checks:
+        return checks[target]
+    return Facts(event.visibility, audience=[event.actor_id])
+
+
+class _EventPresenter:
+    """Presents a batch of events for any number of members, reading what they share once."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self.events = events
+        self.names = _usernames({event.actor_id for event in events})
+        self._checks: dict[int, Check] | None = None
+        self._now: eligibility.Now | None = None  # one reading of the table, shared by members
+
+    @property
+    def checks(self) -> dict[int, Check]:
+        """The checks the events belong to, read once, when a hidden event or an offer needs
+        them (a public event shown to someone who may not act needs none)."""
+        if self._checks is None:
+            targets = {seq for event in self.events if (seq := _target_seq(event)) is not None}
+            self._checks = {}
+            if targets:
+                rows = Check.objects.filter(campaign_id=self.events[0].campaign_id, seq__in=targets)
+                self._checks = {check.seq: check for check in rows}
+        return self._checks
+
+    def now_for(self, viewer: Membership) -> eligibility.Now:
+        if self._now is None:
+            self._now = _now(viewer.campaign_id, viewer)
+        return self._now.known_to(viewer)
+
+    def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
+        return [self._one(event, viewer) for event in self.events]
+
+    def _one(self, event: Event, viewer: Membership) -> dict[str, Any]:
+        shown: dict[str, Any] = {
+            "seq": event.seq,
+            "type": event.type,
+            "created_at": timestamp(event.created_at),
+            "actor": {"id": event.actor_id, "username": self.names.get(event.actor_id)},
+            "visibility": event.visibility,
+            # Safe on a stub too: a hidden event's hash covers a secret salt (eventlog.chain). Pages
+            # keep the last one as a witness and check that later events link to it.
+            "prev_hash": event.prev_hash,
+            "hash": event.hash,
+        }
+        public = event.visibility == Visibility.PUBLIC  # needs no check row to decide
+        if not (public or may_see(_facts(event, self.checks), viewer)):
+            shown["redacted"] = True
+            return shown
+        shown.update(
+            redacted=False,
+            session=_text(event.session_id),
+            scene=_text(event.scene_id),
+            chapter=_text(event.chapter_id),
+            character=_text(event.character_id),
+            payload=event.payload,
+        )
+        if event.type not in CHECK_EVENT_TYPES:
+            return shown
+        if event.type == CHECK_ROLLED:
+            shown["dice_marks"] = marks_of(event.payload["system"], event.payload)
+        check = self.checks.get(_target_seq(event) or 0) if event.type != CHECK_ROLLED else None
+        if check is not None:  # a follow-up: the first roll as it amended it
+            roll = check.event.payload["rolls"][0]
+            amended = {
+                **roll,
+                **{k: event.payload[k] for k in ("check", "result") if k in event.payload},
+            }
+            shown["dice_marks"] = marks_of(check.system, {"rolls": [amended]})
+        shown["follow_ups"] = []
+        if eligibility.may_act(viewer):
+            check = self.checks.get(_target_seq(event) or 0)
+            if check is not None:
+                shown["follow_ups"] = eligibility.offers(check, viewer, self.now_for(viewer))
+        return shown
+
+
+def present_events(events: Iterable[Event], viewer: Membership) -> list[dict[str, Any]]:
+    return _EventPresenter(list(events)).for_member(viewer)
+
+
+def present_to_each(event: Event, members: list[Membership]) -> dict[int, dict[str, Any]]:
+    """One event as each member may see it (the live feed's per-audience rendering)."""
+    presenter = _EventPresenter([event])
+    return {member.user_id: presenter.for_member(member)[0] for member in members}
+
+
+def _usernames(user_ids: set[int | None]) -> dict[int, str]:
+    ids = {user_id for user_id in user_ids if user_id is not None}
+    if not ids:
+        return {}
+    User = get_user_model()
+    return dict(User.objects.filter(pk__in=ids).values_list("pk", User.USERNAME_FIELD))
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+# --- the feed window -------------------------------------------------------------------------
+
+
+def feed_window(campaign: Campaign, head: int) -> tuple[list[Check], bool]:
+    """The checks a table page starts with: the last FEED_LIMIT of the open session's (of all,
+    when no session is open), and whether there are older ones."""
+    session = Session.open_in(campaign)
+    checks = Check.objects.filter(campaign=campaign, seq__lte=head)
+    if session is not None:
+        checks = checks.filter(seq__gt=session.started_seq)
+    recent = list(checks.order_by("-seq")[: FEED_LIMIT + 1])[::-1]
+    return recent[-FEED_LIMIT:], len(recent) > FEED_LIMIT
+
+
+def follow_ups_by_seq(
+    campaign: Campaign, viewer: Membership, head: int
+) -> tuple[dict[str, list], int]:
+    """The follow-ups ``viewer`` may apply now to the checks of the feed window, by seq, and the
+    first seq the window covers (older checks carry their own `follow_ups`)."""
+    now = eligibility.Now(campaign, knower=viewer)
+    window, _ = feed_window(campaign, head)
+    offered = {}
+    for check in window:
+        if may_see(check, viewer):
+            found = eligibility.offers(check, viewer, now)
+            if found:
+                offered[str(check.seq)] = found
+    return offered, window[0].seq if window else head + 1

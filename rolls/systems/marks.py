@@ -1,0 +1,137 @@
+"""Which dice of a resolved roll counted, and how: what the pages draw, decided beside the rules.
+
+``dice_marks(system, check, result)`` reads an engine's result (and the check it resolved) and
+returns one chain per die: the die, then its rote reroll and its explosions (CofD), or the face
+rolled and the face Fortune set (AGE). Each die is ``{"face", "sides", "marks"}``; the marks are
+``success``, ``one`` (a 1 that counts against the roll), ``rerolled``, ``explodes``,
+``exploded``, ``chance``, ``drama``, ``fortune`` and ``double``. The JS draws these marks and
+holds no threshold of its own (a desperate d6pool roll under ``all_sixes`` counts only 6s).
+
+Pure Python, derived only from what the result records, so an old event is marked the same way
+as a new one; tests check that the marks agree with the engine's own counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import age, cofd, d6pool, storyteller
+
+Die = dict[str, Any]
+Chain = list[Die]
+DESPERATE_SIX = 6  # d6pool §1.6 B: in `all_sixes` mode only a 6 is a hit
+D6POOL_HIT = 4  # d6pool §1.4: 4-6 are hits
+COFD_SUCCESS = 8  # CofD §3.3: 8, 9 and 10 succeed
+COFD_CHANCE_SUCCESS = 10  # CofD §3.4: a chance die succeeds only on a 10
+
+
+def _die(face: int, sides: int, *marks: str) -> Die:
+    return {"face": face, "sides": sides, "marks": [mark for mark in marks if mark]}
+
+
+def _d6pool(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
+    faces = result.get("dice") or []
+    desperate = result.get("mode") == "desperate"
+    lowest_hit = (
+        DESPERATE_SIX if desperate and check.get("desperate") == "all_sixes" else D6POOL_HIT
+    )
+    # A 1 subtracts in normal mode; in desperate mode it matters only for a critical failure.
+    ones_count = not desperate or result.get("outcome") == "critical_failure"
+    return [
+        [
+            _die(
+                face,
+                d6pool.SIDES,
+                "success" if face >= lowest_hit else "",
+                "one" if face == 1 and ones_count else "",
+            )
+        ]
+        for face in faces
+    ]
+
+
+def _storyteller(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
+    target = result.get("target", 11)
+    return [
+        [
+            _die(
+                face,
+                storyteller.SIDES,
+                "success" if face >= target else "",
+                "one" if face == 1 else "",
+            )
+        ]
+        for face in result.get("dice") or []
+    ]
+
+
+def _cofd(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
+    chance = bool(result.get("chance_die"))
+    rerolled = set(result.get("rerolled") or [])
+    chains = []
+    for index, faces in enumerate(result.get("dice") or []):
+        chain: Chain = []
+        rest = list(faces)
+        if index in rerolled and len(rest) > 1:
+            chain.append(_die(rest.pop(0), cofd.SIDES, "rerolled", "chance" if chance else ""))
+        for position, face in enumerate(rest):
+            if chance and position == 0:
+                marks = [
+                    "chance",
+                    "success" if face == COFD_CHANCE_SUCCESS else "",
+                    "one" if face == 1 else "",
+                ]
+            else:
+                marks = ["success" if face >= COFD_SUCCESS else ""]
+            marks.append("exploded" if position > 0 else "")
+            marks.append("explodes" if position < len(rest) - 1 else "")
+            chain.append(_die(face, cofd.SIDES, *marks))
+        chains.append(chain)
+    return chains
+
+
+def _age(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
+    rolled = result.get("rolled") or []
+    final = result.get("faces") or []
+    change = check.get("fortune_change") or {}
+    changed = change.get("die") if isinstance(change, Mapping) else None
+    doubles = bool(result.get("doubles"))
+    chains = []
+    for index, face in enumerate(rolled):
+        drama = "drama" if index == age.DRAMA else ""
+        set_to = final[index] if index < len(final) else face
+        double = "double" if doubles and final.count(set_to) > 1 else ""
+        if index == changed:
+            chains.append(
+                [
+                    _die(face, age.SIDES, "rerolled", drama),
+                    _die(set_to, age.SIDES, "fortune", drama, double),
+                ]
+            )
+        else:
+            chains.append([_die(face, age.SIDES, drama, double)])
+    return chains
+
+
+def _unmarked(sides: int) -> Callable[[Mapping[str, Any], Mapping[str, Any]], list[Chain]]:
+    def marks(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
+        return [[_die(face, sides)] for face in result.get("dice") or []]
+
+    return marks
+
+
+_MARKERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[Chain]]] = {
+    "d6pool": _d6pool,
+    "storyteller": _storyteller,
+    "cofd": _cofd,
+    "age": _age,
+    # §5.2: the total sets the band and the chips; no single die counts on its own.
+    "nice_damnit": _unmarked(10),
+}
+
+
+def dice_marks(system: str, check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
+    """The dice of one resolved roll, in chains, each die with the marks the rules give it."""
+    marker = _MARKERS.get(system)
+    return marker(check or {}, result or {}) if marker else []

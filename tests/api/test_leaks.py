@@ -1,0 +1,246 @@
+"""Regression tests for the leaks of issue #11, each tried as the player or observer who found it:
+the page source, the log filters, follow-ups on hidden rolls (REST), odds previews, and the
+follow-ups the page offered that the server then refused."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from campaign import services
+from tests.api.conftest import World, dump
+
+pytestmark = pytest.mark.django_db
+
+HIDDEN_REFUSAL = {
+    "check": ["only the GM acts on a hidden roll until it is revealed"],
+    "code": "permission_denied",
+}
+COFD_FAILURE, COFD_SUCCESS = [1, 2, 3, 4, 5], [8, 9, 8, 2, 1]
+
+
+def page_data(w: World, who: str, page: str = "play/") -> dict[str, Any]:
+    """The JSON a table page embeds for its first paint, as the browser receives it."""
+    client = Client()
+    client.force_login(w.users[who])
+    html = client.get(f"/campaigns/{w.cid}/{page}").content.decode()
+    match = re.search(r'<script id="table-data" type="application/json">(.*?)</script>', html, re.S)
+    assert match, html[:500]
+    return json.loads(match.group(1))
+
+
+def resources_in_page(w: World, who: str, owner: str) -> dict[str, int]:
+    data = page_data(w, who)
+    (row,) = [c for c in data["characters"] if c["id"] == str(w.characters[owner].pk)]
+    return row["resources"]
+
+
+def post(w: World, who: str, tail: str, body: dict | None = None):
+    return w.client(who).post(w.url(tail), body or {}, format="json")
+
+
+# --- 1. the page embeds what the API shows ------------------------------------------------------
+
+
+def test_the_player_page_hides_a_private_fortune_spend_from_the_others(build_world) -> None:
+    w = build_world("age", options={"manual_dice": True}, rolls=False)
+    seq = w.roll("boris", faces=[2, 3, 4], visibility="private")
+    spent = post(w, "boris", f"checks/{seq}/fortune/", {"die": 0, "value": 6})
+    assert spent.status_code == 200, dump(spent)
+    assert resources_in_page(w, "boris", "boris")["fortune"] == 15 - 6
+    for reader in ("alice", "olga"):
+        assert resources_in_page(w, reader, "boris")["fortune"] == 15, reader
+        assert w.client(reader).get(w.url("characters/")).json()[1]["resources"]["fortune"] == 15
+
+
+def test_the_page_hides_a_beat_from_a_blind_dramatic_failure_even_from_the_owner(
+    build_world,
+) -> None:
+    w = build_world("cofd", options={"manual_dice": True}, rolls=False)
+    seq = w.roll(
+        "gm", faces=COFD_FAILURE, visibility="blind", character=str(w.characters["alice"].pk)
+    )
+    assert post(w, "gm", f"checks/{seq}/dramatic-failure/").status_code == 200
+    for reader in ("alice", "boris", "olga"):
+        assert resources_in_page(w, reader, "alice").get("beats", 0) == 0, reader
+    assert page_data(w, "gm", "gm/")["characters"][0]["resources"]["beats"] == 1
+    post(w, "gm", f"checks/{seq}/reveal/")
+    assert resources_in_page(w, "boris", "alice")["beats"] == 1
+
+
+# --- 2. filters do not match a hidden roll on what it hides -------------------------------------
+
+
+def test_the_character_filter_does_not_match_hidden_stubs(world: World) -> None:
+    alice = str(world.characters["alice"].pk)
+
+    def rolls(reader: str) -> set[int]:
+        events = world.client(reader).get(world.url(f"events/?character={alice}")).json()
+        assert events and not [e for e in events if e["redacted"]], reader
+        return {e["seq"] for e in events if e["type"] == "check.rolled"}
+
+    for reader in ("boris", "olga"):
+        assert rolls(reader) == {world.checks["alice_public"]}, reader
+    assert rolls("alice") == {world.checks["alice_public"], world.checks["alice_private"]}
+    assert rolls("gm") == {
+        world.checks[name]
+        for name in ("alice_public", "alice_private", "alice_blind", "gm_blind_for_alice")
+    }
+
+
+# --- 3. follow-ups on hidden rolls tell nothing -------------------------------------------------
+
+
+def test_a_blind_roll_does_not_tell_its_roller_whether_it_failed(build_world) -> None:
+    w = build_world("cofd", options={"manual_dice": True}, rolls=False)
+    failed = w.roll("alice", faces=COFD_FAILURE, visibility="blind")
+    succeeded = w.roll("alice", faces=COFD_SUCCESS, visibility="blind")
+    answers = [post(w, "alice", f"checks/{seq}/dramatic-failure/") for seq in (failed, succeeded)]
+    assert [a.status_code for a in answers] == [403, 403]
+    assert answers[0].json() == answers[1].json() == HIDDEN_REFUSAL
+    # The GM may act on a blind roll; then the owner's Beat stays hidden until the reveal.
+    assert post(w, "gm", f"checks/{failed}/dramatic-failure/").status_code == 200
+
+
+def test_extra_nice_on_a_blind_roll_does_not_tell_the_band(build_world) -> None:
+    w = build_world("nice_damnit", options={"manual_dice": True}, rolls=False)
+    bad = w.roll("alice", faces=[1, 2], visibility="blind")  # total 5
+    average = w.roll("alice", faces=[5, 6], visibility="blind")  # total 13
+    for count in (1, 2, 7):
+        answers = [
+            post(w, "alice", f"checks/{s}/extra-nice/", {"count": count}) for s in (bad, average)
+        ]
+        assert [a.json() for a in answers] == [HIDDEN_REFUSAL, HIDDEN_REFUSAL], count
+
+
+def test_fortune_on_the_gms_blind_roll_of_my_character_is_refused_alike(build_world) -> None:
+    w = build_world("age", options={"manual_dice": True}, rolls=False)
+    hero = str(w.characters["alice"].pk)
+    gm_blind = w.roll("gm", faces=[1, 1, 1], visibility="blind", character=hero)
+    own_blind = w.roll("alice", faces=[6, 5, 4], visibility="blind")
+    for body in ({"die": 0, "value": 6}, {"die": 9, "value": 0}, {}):
+        answers = [post(w, "alice", f"checks/{s}/fortune/", body) for s in (gm_blind, own_blind)]
+        assert [a.json() for a in answers] == [HIDDEN_REFUSAL, HIDDEN_REFUSAL], body
+    assert w.client("alice").get(w.url(f"characters/{hero}/")).json()["resources"]["fortune"] == 15
+    # On a private roll the roller sees, Fortune works as before.
+    private = w.roll("alice", faces=[1, 1, 1], visibility="private")
+    assert post(w, "alice", f"checks/{private}/fortune/", {"die": 0, "value": 6}).status_code == 200
+
+
+def test_another_players_private_roll_is_refused_like_a_blind_one(world: World) -> None:
+    for seq in (world.checks["boris_private"], world.checks["gm_blind_for_alice"]):
+        answer = post(world, "alice", f"checks/{seq}/dramatic-failure/")
+        assert answer.status_code == 403 and answer.json() == HIDDEN_REFUSAL
+
+
+def test_a_hidden_helper_roll_does_not_tell_its_successes_through_the_pool(build_world) -> None:
+    w = build_world("cofd", options={"manual_dice": True}, rolls=False)
+    hero = str(w.characters["boris"].pk)
+    none = w.roll("gm", faces=COFD_FAILURE, visibility="blind", character=hero)
+    three = w.roll("gm", faces=COFD_SUCCESS, visibility="blind", character=hero)
+    answers = []
+    for helper in (none, three):
+        request = {
+            "character": str(w.characters["alice"].pk),
+            "traits": ["Wits", "Occult"],
+            "helpers": [helper],
+            "faces": [1],
+        }
+        answers.append(post(w, "alice", "checks/", request))
+    assert answers[0].status_code == answers[1].status_code == 403
+    assert (
+        answers[0].json()
+        == answers[1].json()
+        == {
+            "helpers": ["only the GM acts on a hidden roll until it is revealed"],
+            "code": "permission_denied",
+        }
+    )
+
+
+# --- 4. odds previews show only what the viewer may know ----------------------------------------
+
+
+def odds(w: World, who: str, **request: Any) -> dict[str, Any]:
+    if "character" not in request:
+        request["character"] = str(w.characters[who].pk)
+    request.setdefault("traits", ["Mental", "Alertness"])
+    response = post(w, who, "checks/odds/", request)
+    assert response.status_code == 200, dump(response)
+    return response.json()
+
+
+def test_a_blind_failure_does_not_raise_the_attempt_the_roller_previews(build_world) -> None:
+    w = build_world("storyteller", options={"manual_dice": True}, rolls=False)
+    w.roll("alice", faces=[2, 3, 4, 5, 2], visibility="blind", task="the lock")
+    assert odds(w, "alice", task="the lock")["rules"]["attempt"] == 1
+    # The GM previews with the true state (and a public failure counts for everyone).
+    gm_view = odds(w, "gm", task="the lock", character=str(w.characters["alice"].pk))
+    assert gm_view["rules"]["attempt"] == 2
+    w.roll("alice", faces=[2, 3, 4, 5, 2], visibility="public", task="the lock")
+    assert odds(w, "alice", task="the lock")["rules"]["attempt"] == 2
+
+
+@pytest.mark.parametrize("scope", ["per_character", "per_table"])
+def test_a_hidden_botch_does_not_flip_the_free_botch_in_the_odds(build_world, scope) -> None:
+    w = build_world("storyteller", options={"manual_dice": True, "free_botch": scope}, rolls=False)
+    w.roll("alice", faces=[1, 1, 2, 3, 4], visibility="blind")  # a botch, made a failure
+    viewers = ["alice"] + (["boris"] if scope == "per_table" else [])
+    for who in viewers:
+        assert odds(w, who)["check"]["free_botch"] is True, who
+        state = w.client(who).get(w.url("state/")).json()
+        assert not state["table_free_botch_used"]
+        assert not any(row["free_botch_used"] for row in state["characters"])
+    assert odds(w, "gm", character=str(w.characters["alice"].pk))["check"]["free_botch"] is False
+
+
+# --- 5. the server decides the follow-ups the page offers ---------------------------------------
+
+
+def offers(w: World, who: str, seq: int) -> dict[str, dict[str, Any]]:
+    check = w.client(who).get(w.url(f"checks/{seq}/")).json()
+    return {offer["kind"]: offer for offer in check["follow_ups"]}
+
+
+def test_per_scene_dramatic_failure_is_not_offered_for_an_earlier_scene(build_world) -> None:
+    w = build_world(
+        "cofd",
+        options={"manual_dice": True, "intentional_dramatic_failure": "per_scene"},
+        rolls=False,
+    )
+    services.start_scene(campaign=w.campaign, actor=w.users["gm"], title="The gate")
+    seq = w.roll("alice", faces=COFD_FAILURE)
+    offered = offers(w, "alice", seq)["dramatic_failure"]
+    assert offered["limit"] == "per_scene" and offered["choices"] == [
+        {"body": {}, "cost": None, "gain": {"beats": 1}}
+    ]
+    assert offers(w, "boris", seq) == {} and offers(w, "olga", seq) == {}
+    services.end_scene(campaign=w.campaign, actor=w.users["gm"])
+    services.start_scene(campaign=w.campaign, actor=w.users["gm"], title="The hall")
+    assert "dramatic_failure" not in offers(w, "alice", seq)
+    assert post(w, "alice", f"checks/{seq}/dramatic-failure/").status_code == 409
+
+
+def test_a_desperate_all_sixes_roll_marks_only_sixes_as_hits(build_world) -> None:
+    w = build_world("d6pool", options={"manual_dice": True, "desperate": "all_sixes"}, rolls=False)
+    seq = w.roll("alice", traits=[], pool=0, faces=[4, 6])
+    check = w.client("boris").get(w.url(f"checks/{seq}/")).json()
+    [chains] = check["dice_marks"]
+    assert [die["face"] for chain in chains for die in chain if "success" in die["marks"]] == [6]
+
+
+def test_the_dramatic_failure_hint_names_the_campaigns_limit() -> None:
+    """The hint said "once per chapter" whatever the mode; the offer's `limit` picks it now."""
+    from django.utils import translation
+
+    from pages.templatetags.tablecheck import ui_strings
+
+    with translation.override("en"):
+        texts = ui_strings()["t"]
+    assert "once per scene" in texts["dramatic_failure_hint_per_scene"]
+    assert "once per chapter" in texts["dramatic_failure_hint_per_chapter"]
+    assert "once" not in texts["dramatic_failure_hint_unlimited"]

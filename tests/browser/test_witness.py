@@ -1,0 +1,40 @@
+"""A page is a witness: it keeps the last hash it saw, and when the server's log no longer holds
+that history (here: an older backup restored, then the table played on) it tells its user."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign.models import Campaign
+from rolls.checks import services as roll_services
+from tests.browser.test_table import cofd_table, live, roll
+from tests.live.test_live_witness import restore_older_backup
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+
+def test_a_restored_older_backup_is_noticed_by_an_open_page(accounts, open_page):
+    campaign, characters = cofd_table(accounts)
+    backup_at = campaign.head_seq
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    roll(alice, "Wits", label="before the restore")
+    head = backup_at + 1
+    key = f"tc-witness:{campaign.pk}"
+    alice.wait_for_function(f"JSON.parse(localStorage.getItem('{key}') || '{{}}').seq === {head}")
+
+    restore_older_backup(campaign.pk, backup_at)
+    campaign = Campaign.objects.get(pk=campaign.pk)
+    for _ in range(2):  # the table plays on: seq `head` now holds another event
+        roll_services.check_roll(
+            campaign=campaign,
+            actor=accounts["boris"],
+            request={"character": str(characters["boris"].pk), "traits": ["Wits"]},
+        )
+
+    alice.reload()  # a reconnect: the page resumes with after=<seq>:<hash>
+    alarm = alice.locator(".history-alarm")
+    expect(alarm).to_be_visible(timeout=15_000)
+    expect(alarm).to_contain_text("The history of this campaign changed")
+    live(alice)  # and it carries on with the log as it is now

@@ -1,0 +1,117 @@
+"""The stored verification: carried on from a checkpoint, it proves what a fresh pass proves,
+reads only the new events, and notices when the log changed under it."""
+
+from __future__ import annotations
+
+import json
+
+from django.db import connection
+
+from campaign.models import Event
+from eventlog import append_only
+from eventlog.chain import document_hash
+from rolls.checks import followups
+from rolls.models import VerificationCheckpoint
+from rolls.trust.stored_log import chain_intact, event_rows, verify_campaigns
+from tests.rolls.trust.conftest import TRAITS, roll
+
+
+def _raw(statements: list[tuple[str, list]]) -> None:
+    """What someone with the database's superuser can do behind the triggers' back."""
+    append_only.drop(connection)
+    try:
+        with connection.cursor() as cursor:
+            for statement, params in statements:
+                cursor.execute(statement, params)
+    finally:
+        append_only.install(connection)
+
+
+def _summary(report):
+    (campaign,) = report.campaigns
+    return campaign.events, [str(p) for p in campaign.problems], campaign.detail_lines()
+
+
+def test_carrying_on_proves_what_a_fresh_pass_proves(play, users, django_assert_max_num_queries):
+    campaign = play("age", end=False)
+    verify_campaigns()
+    checkpoint = VerificationCheckpoint.objects.get(campaign=campaign)
+    assert checkpoint.ok and checkpoint.seq == campaign.head_seq
+
+    hero = campaign.characters.get(name="Hero")
+    check = roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["age"])
+    with django_assert_max_num_queries(12):  # one new event: no pass over the whole log
+        carried = verify_campaigns(chain_first=False)
+    assert VerificationCheckpoint.objects.get(campaign=campaign).seq == check.seq
+    assert _summary(carried) == _summary(verify_campaigns(fresh=True))
+    assert not carried.problems
+
+
+def test_a_follow_up_of_a_roll_verified_before_the_checkpoint(play, users):
+    campaign = play("age", end=False)
+    early = Event.objects.get(campaign=campaign, payload__label="in the open")
+    verify_campaigns()
+    followups.spend_fortune(campaign=campaign, actor=users["alice"], seq=early.seq, die=1, value=6)
+    assert not verify_campaigns().problems
+    spent = Event.objects.filter(campaign=campaign, type="check.fortune_spent").last()
+    payload = dict(spent.payload, result={**spent.payload["result"], "total": 99})
+    _rewrite_in_place(spent, payload)
+    problems = verify_campaigns().problems
+    assert any(p.seq == spent.seq and "hash mismatch" in p.what for p in problems)
+
+
+def _rewrite_in_place(event: Event, payload: dict) -> None:
+    statement = "UPDATE campaign_event SET payload = %s WHERE id = %s"
+    _raw([(statement, [json.dumps(payload), event.pk])])
+
+
+def test_a_rewrite_rehashed_under_the_checkpoint_is_reported(play):
+    """The checkpoint is the server's own witness: a re-hashed history no longer has the hash it
+    verified; only an explicit --fresh starts over (and then nothing inside the log shows it)."""
+    campaign = play("cofd")
+    verify_campaigns()
+    rows = list(event_rows(campaign.pk))
+    target = next(r for r in rows if r["type"] == "check.rolled")
+    prev, statements = rows[target["seq"] - 2]["hash"], []
+    for row in rows[target["seq"] - 1 :]:
+        if row is target:
+            row["payload"] = {**row["payload"], "label": "never happened"}
+        row["prev_hash"] = prev
+        if row["type"] == "session.ended":  # a careful forger fixes the receipt inside too
+            row["payload"] = {**row["payload"], "final_hash": prev}
+        row["hash"] = prev = document_hash(row)
+        where = [campaign.pk, row["seq"]]
+        statements.append(
+            (
+                "UPDATE campaign_event SET payload = %s, prev_hash = %s, hash = %s "
+                "WHERE campaign_id = %s AND seq = %s",
+                [json.dumps(row["payload"]), row["prev_hash"], row["hash"], *where],
+            )
+        )
+    statements.append(
+        ("UPDATE campaign_campaign SET head_hash = %s WHERE id = %s", [prev, campaign.pk])
+    )
+    _raw(statements)
+    (problem,) = verify_campaigns().problems
+    assert problem.seq is None and "no longer has the hash verified on" in problem.what
+    assert verify_campaigns().problems, "it stays reported"
+    assert not verify_campaigns(fresh=True).problems
+
+
+def test_the_fast_chain_check_agrees_with_the_full_one(play, users):
+    """Public events are hashed from the stored text, hidden ones re-encoded; an edit in place,
+    a link or a head that does not match, and it says so."""
+    campaign = play("storyteller")
+    head = campaign.head_seq
+    assert chain_intact(campaign.pk, until=head, head_hash=campaign.head_hash)
+    assert not chain_intact(campaign.pk, until=head, head_hash="0" * 64)
+    assert chain_intact(
+        campaign.pk, until=head - 1, head_hash=campaign.events.get(seq=head - 1).hash
+    )
+    for label in ("in the open", "for my eyes"):  # a public event, then a sealed one
+        event = Event.objects.get(campaign=campaign, payload__label=label)
+        original = dict(event.payload)
+        _rewrite_in_place(event, {**original, "label": "edited"})
+        assert not chain_intact(campaign.pk, until=head, head_hash=campaign.head_hash), label
+        _rewrite_in_place(event, original)
+        assert chain_intact(campaign.pk, until=head, head_hash=campaign.head_hash), label

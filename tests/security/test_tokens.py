@@ -1,0 +1,111 @@
+"""API tokens can be revoked, and are: by the owner (API and home page), at sign-out and at a
+password change. Socket tickets open one socket, once, for a minute."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from accounts.models import SocketTicket
+from accounts.tickets import spend_ticket
+
+
+def _with_token(users, name: str = "alice") -> tuple[APIClient, str]:
+    key = Token.objects.create(user=users[name]).key
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/campaigns/").status_code == 200
+    return client, key
+
+
+def _refused(client: APIClient) -> bool:
+    return client.get("/api/campaigns/").status_code in (401, 403)
+
+
+def test_a_password_change_revokes_the_token(users):
+    client, _ = _with_token(users)
+    page = Client()
+    page.force_login(users["alice"])
+    changed = page.post(
+        "/accounts/password_change/",
+        {
+            "old_password": "alice-password",
+            "new_password1": "a brand new passphrase",
+            "new_password2": "a brand new passphrase",
+        },
+    )
+    assert changed.status_code == 302
+    assert _refused(client)
+
+
+def test_set_password_anywhere_revokes_too(users):
+    client, _ = _with_token(users)
+    user = get_user_model().objects.get(username="alice")
+    user.set_password("changed by an admin, say")
+    user.save()
+    assert _refused(client)
+
+
+def test_saving_a_user_without_a_new_password_keeps_the_token(users):
+    client, _ = _with_token(users)
+    user = get_user_model().objects.get(username="alice")
+    user.first_name = "Alice"
+    user.save()
+    assert not _refused(client)
+
+
+def test_signing_out_revokes_the_token(users):
+    client, _ = _with_token(users)
+    page = Client()
+    page.force_login(users["alice"])
+    assert page.post("/accounts/logout/").status_code in (200, 302)
+    assert _refused(client)
+
+
+def test_the_owner_revokes_over_the_api_and_on_the_home_page(users):
+    client, _ = _with_token(users)
+    assert client.delete("/api/auth/token/").status_code == 204
+    assert _refused(client)
+    client, _ = _with_token(users)
+    page = Client()
+    page.force_login(users["alice"])
+    home = page.get("/")
+    assert b'action="/accounts/revoke-tokens/"' in home.content
+    assert page.post("/accounts/revoke-tokens/").status_code == 302
+    assert _refused(client)
+    assert page.get("/").status_code == 200, "the page's own session goes on"
+
+
+def test_a_new_token_after_revocation_is_a_different_one(users):
+    _, old = _with_token(users)
+    APIClient(HTTP_AUTHORIZATION=f"Token {old}").delete("/api/auth/token/")
+    new = APIClient().post(
+        "/api/auth/token/", {"username": "alice", "password": "alice-password"}, format="json"
+    )
+    assert new.status_code == 200 and new.json()["token"] != old
+
+
+def test_a_socket_ticket_is_single_use_and_short_lived(users):
+    client, _ = _with_token(users)
+    answer = client.post("/api/auth/socket-ticket/")
+    assert answer.status_code == 201 and 0 < answer.json()["expires_in"] <= 60
+    ticket = answer.json()["ticket"]
+    assert not SocketTicket.objects.filter(digest=ticket).exists(), "only a digest is stored"
+    assert spend_ticket(ticket) == users["alice"]
+    assert spend_ticket(ticket) is None, "single use"
+    late = client.post("/api/auth/socket-ticket/").json()["ticket"]
+    SocketTicket.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert spend_ticket(late) is None
+    assert spend_ticket("made-up") is None
+
+
+def test_revocation_voids_unspent_tickets(users):
+    client, _ = _with_token(users)
+    ticket = client.post("/api/auth/socket-ticket/").json()["ticket"]
+    client.delete("/api/auth/token/")
+    assert spend_ticket(ticket) is None
