@@ -106,7 +106,7 @@ def test_every_channel_shows_a_roll_as_the_visibility_rule_says(
         task=TASK,
     )
     services.leave_campaign(campaign=w.campaign, actor=w.users["gm"], user_id=w.users["removed"].pk)
-    w.campaign.refresh_from_db()  # removing a member renews the invite code (#13)
+    w.campaign.refresh_from_db()  # removing a member renews the invite code
     services.join_campaign(invite_code=w.campaign.invite_code, user=w.users["late"])
     if revealed:
         assert w.client("gm").post(w.url(f"checks/{seq}/reveal/")).status_code == 200

@@ -151,10 +151,11 @@ def test_the_keyboard_stays_on_the_form(accounts, open_page):
     live(alice)
     form = alice.locator("#composer")
 
-    # "/" from the page goes to the form.
+    # "/" from the page goes to the form: its one-line roll box.
     alice.locator("body").click(position={"x": 5, "y": 300})
     alice.keyboard.press("/")
-    expect(alice.locator("#trait-picker")).to_be_focused()
+    expect(alice.locator("#rollbox")).to_be_focused()
+    alice.locator("#trait-picker").focus()
 
     # Arrow keys walk the trait list without adding; Enter adds.
     alice.keyboard.press("ArrowDown")
