@@ -70,6 +70,11 @@ urlpatterns = [
         name="api-extra-nice",
     ),
     path(f"{C}/checks/<id:seq>/reveal/", roll_views.RevealView.as_view(), name="api-reveal"),
+    path(
+        f"{C}/characters/<uuid:character_id>/willpower/",
+        roll_views.WillpowerRestoreView.as_view(),
+        name="api-willpower",
+    ),
     path(f"{C}/tasks/reset/", roll_views.TaskResetView.as_view(), name="api-task-reset"),
     path(f"{C}/calls/", roll_views.CallListView.as_view(), name="api-calls"),
     path(

@@ -23,6 +23,7 @@ CHARACTER_CREATED = "character.created"
 CHARACTER_CHANGED = "character.changed"
 CHARACTER_FAVOURITE_ADDED = "character.favourite_added"
 CHARACTER_FAVOURITE_REMOVED = "character.favourite_removed"
+CHARACTER_WILLPOWER_RESTORED = "character.willpower_restored"
 CHAPTER_STARTED = "chapter.started"
 CHAPTER_ENDED = "chapter.ended"
 SESSION_STARTED = "session.started"
@@ -69,6 +70,7 @@ PAYLOADS: dict[str, Payload] = {
     # A favourite roll: {"id", "name", "text"}, a line of the roll box (docs/rollbox.md).
     CHARACTER_FAVOURITE_ADDED: Payload(("character_id", "favourite")),
     CHARACTER_FAVOURITE_REMOVED: Payload(("character_id", "favourite_id")),
+    CHARACTER_WILLPOWER_RESTORED: Payload(("character_id", "amount")),
     CHAPTER_STARTED: _PERIOD_STARTED,
     CHAPTER_ENDED: _PERIOD_ENDED,
     # A session commits to its first roll's key when it starts (each roll commits to the next,

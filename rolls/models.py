@@ -75,13 +75,16 @@ class RuleUse(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
     rule = models.CharField(max_length=40)
     period_id = models.UUIDField(null=True)  # the session / chapter / scene it counts against
-    character_id = models.UUIDField(null=True)  # null: per table
+    # Who took it (null: a helper roll's use); a free botch is its character's under any scope.
+    character_id = models.UUIDField(null=True)
     check_seq = models.PositiveBigIntegerField()
 
     class Meta:
         constraints = [
+            # A resisted roll can consume two free botches, one per side.
             models.UniqueConstraint(
-                fields=["campaign", "rule", "check_seq"], name="one_use_per_check"
+                fields=["campaign", "rule", "check_seq", "character_id"],
+                name="one_use_per_check_and_character",
             )
         ]
         indexes = [models.Index(fields=["campaign", "rule", "period_id"])]

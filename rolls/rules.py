@@ -72,15 +72,27 @@ _FAILED_OUTCOMES = {
 }
 
 
+def task_key(name: str) -> str:
+    """One retry counter per task however its name is typed: case and spacing do not count."""
+    return " ".join(name.split()).casefold()
+
+
 def failed_attempt(
-    system: str, task: str, character_id: str | None, result: Mapping[str, Any]
+    system: str,
+    task: str,
+    character_id: str | None,
+    result: Mapping[str, Any],
+    not_escalating: bool = False,
 ) -> bool | None:
     """What a check does to its task's count of failed attempts: True adds one, False clears it
-    (the task succeeded), None leaves it (no task, no character, no retry rule, or impossible)."""
+    (the task succeeded), None leaves it (no task, no character, no retry rule, or impossible).
+
+    A check the GM marked as not escalating is not an attempt: its failure leaves the count
+    (README decision), its success still ends the task."""
     if not task or not character_id or system not in RETRY_SYSTEMS:
         return None
     if result["outcome"] in _FAILED_OUTCOMES[system]:
-        return True
+        return None if not_escalating else True
     if result["outcome"] == "impossible":
         return None
     return False
@@ -93,5 +105,9 @@ def recorded_failed_attempt(payload: Mapping[str, Any]) -> bool | None:
         return payload["failed_attempt"]
     first = payload["rolls"][0]
     return failed_attempt(
-        payload["system"], payload["task"], first["character_id"], first["result"]
+        payload["system"],
+        payload["task"],
+        first["character_id"],
+        first["result"],
+        bool(first["rules"].get("not_escalating")),
     )

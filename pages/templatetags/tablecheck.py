@@ -143,6 +143,22 @@ OPTIONS: dict[str, dict[str, Any]] = {
         "label": _("Modifier cap"),
         "help": _("Each group of modifiers counts at most ±N dice; bonuses before penalties."),
     },
+    "chance_die_explodes": {
+        "label": _("Chance die explodes"),
+        "help": _("A 10 on a chance die rolls again (1st edition); off in the 2nd edition."),
+    },
+    "under_pressure": {
+        "label": _("Under pressure by default"),
+        "help": _("Rolls that do not say otherwise are under time pressure, so retries lose dice."),
+    },
+    "extended": {
+        "label": _("Extended actions by default"),
+        "help": _("Rolls that do not say otherwise are extended actions (no retry penalty)."),
+    },
+    "stressful": {
+        "label": _("Stressful by default"),
+        "help": _("Rolls that do not say otherwise are under stress: no automatic success."),
+    },
 }
 
 VISIBILITY = {
@@ -247,6 +263,16 @@ JS_TEXT: dict[str, Any] = {
     "intentional": _("taken on purpose for a Beat"),
     "beats_awarded": _("+{n} Beat"),
     "attempt": _("attempt {n}"),
+    "retry_raise": _("attempt {n}: +{raise}"),
+    "difficulty_capped": _("difficulty capped at {n}"),
+    "capped_line": _("{label} {raw}, capped at {value}"),
+    "circ_under_pressure": _("under pressure"),
+    "circ_extended": _("extended action"),
+    "circ_stressful": _("stressful"),
+    "by_player": _("declared by the player"),
+    "by_gm": _("set by the GM"),
+    "by_call": _("the GM's call"),
+    "by_default": _("campaign default"),
     "task": _("task"),
     "nice_taken": _("{n} extra Nice! taken"),
     "again_10": _("10-again"),
@@ -344,6 +370,7 @@ JS_TEXT: dict[str, Any] = {
     "bd_retry": _("retry"),
     "bd_willpower": _("Willpower"),
     "bd_teamwork": _("teamwork"),
+    "bd_equipment": _("equipment"),
     "bd_adrenaline": _("adrenaline"),
     "bd_actions": _("multiple actions"),
     "bd_opposed": _("opponent's successes"),

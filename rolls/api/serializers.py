@@ -100,3 +100,7 @@ class EventSerializer(serializers.Serializer):
     hash = serializers.CharField(help_text="this event's chain hash; keep the last as a receipt")
     dice_marks = serializers.JSONField(required=False, help_text="check events: which dice counted")
     follow_ups = serializers.JSONField(required=False, help_text="check events: what I may apply")
+
+
+class WillpowerSerializer(serializers.Serializer):
+    amount = serializers.IntegerField(min_value=1, max_value=20)

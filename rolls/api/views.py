@@ -29,6 +29,7 @@ from rolls.api.serializers import (
     FortuneSerializer,
     LineSerializer,
     TaskResetSerializer,
+    WillpowerSerializer,
 )
 from rolls.checks import calls, followups, rollbox, services
 from rolls.models import Check, CheckCall
@@ -195,6 +196,21 @@ class RevealView(WriteView):
         campaign, membership = campaign_for(request, campaign_id)
         check = services.reveal_check(campaign=campaign, actor=request.user, seq=seq)
         return Response(present_check(check, membership))
+
+
+class WillpowerRestoreView(WriteView):
+    @extend_schema(
+        request=WillpowerSerializer, responses=OpenApiTypes.OBJECT, summary="GM: restore Willpower"
+    )
+    def post(self, request: Request, campaign_id: int, character_id: str) -> Response:
+        campaign, _ = campaign_for(request, campaign_id)
+        character = services.restore_willpower(
+            campaign=campaign,
+            actor=request.user,
+            character_id=character_id,
+            amount=json_object(request).get("amount"),
+        )
+        return Response({"character": str(character.pk), "resources": character.resources})
 
 
 class TaskResetView(WriteView):

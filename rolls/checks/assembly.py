@@ -23,7 +23,7 @@ MAX_MODIFIER = 50
 # Request keys each system understands, with the engine key they feed (None: used in assembly).
 SYSTEM_KEYS: dict[str, tuple[str, ...]] = {
     "d6pool": ("life_or_death",),
-    "storyteller": ("difficulty", "automatic", "stressful", "not_escalating"),
+    "storyteller": ("difficulty", "automatic", "stressful", "not_escalating", "willpower"),
     "cofd": (
         "again",
         "rote",
@@ -32,10 +32,29 @@ SYSTEM_KEYS: dict[str, tuple[str, ...]] = {
         "specialty",
         "under_pressure",
         "extended",
+        "willpower",
     ),
     "age": ("target", "focus", "active", "focus_required"),
     "nice_damnit": (),
 }
+
+
+# Modifier groups the server computes from the log and the rules; a request naming one would
+# stand in for (or cancel) the server's decision, so requests may not use them (#12, item 8).
+SERVER_GROUPS = frozenset(
+    {"teamwork", "retry", "willpower", "specialty", "adrenaline", "actions", "opposed", "cap"}
+)
+# Circumstances: who sets them is recorded with the roll (``circumstances``), and the GM sets
+# the campaign's default as a rule option of the same name.
+CIRCUMSTANCES: dict[str, tuple[str, ...]] = {
+    "storyteller": ("stressful",),
+    "cofd": ("under_pressure", "extended"),
+}
+
+
+def group_name(raw: str) -> str:
+    """One name per group however it is typed: "Equipment " and "equipment" are one group."""
+    return " ".join(raw.split()).casefold()
 
 
 @dataclass(frozen=True)
@@ -47,6 +66,8 @@ class RollContext:
     teamwork_bonus: int = 0
     helper_count: int = 0
     life_or_death_allowed: bool = False  # set when a GM marks the action (or answers their call)
+    # who set the circumstances present in the request: "player", "gm" or "call"
+    circumstances_by: str = "player"
 
 
 @dataclass
@@ -54,6 +75,7 @@ class Assembled:
     check: dict[str, Any]
     breakdown: list[dict[str, Any]] = field(default_factory=list)
     rules: dict[str, Any] = field(default_factory=dict)
+    circumstances: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _int(request: Mapping[str, Any], key: str, default: int, low: int, high: int) -> int:
@@ -99,6 +121,16 @@ def modifiers_of(request: Mapping[str, Any]) -> list[dict[str, Any]]:
         label = item.get("label") or group
         if not isinstance(group, str) or not isinstance(label, str) or len(label) > 60:
             raise RuleError(_("group and label are short text"), field=where)
+        group = group_name(group)
+        if group in SERVER_GROUPS:
+            raise RuleError(
+                _(
+                    "the group {group} is computed by the server from the rules; "
+                    "name your modifier's group otherwise"
+                ),
+                field=where,
+                params={"group": repr(group)},
+            )
         clean.append({"group": group, "value": value, "label": label})
     return clean
 
@@ -172,6 +204,43 @@ def _mod_lines(mods: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"label": m["label"], "value": m["value"], "kind": m["group"]} for m in mods]
 
 
+def _capped_lines(mods: list[dict[str, Any]], cap: int | None) -> list[dict[str, Any]]:
+    """CofD breakdown: a group the cap cut is one line with the rule's value and the cap
+    ("retry -8, capped at -5"); other groups keep one line per modifier. The lines add up."""
+    groups = {g["group"]: g for g in cofd.capped_groups(mods, cap)}
+    lines, shown = [], set()
+    for m in mods:
+        group = groups[m["group"]]
+        if not group["capped"]:
+            lines.append({"label": m["label"], "value": m["value"], "kind": m["group"]})
+        elif m["group"] not in shown:
+            shown.add(m["group"])
+            lines.append(
+                {
+                    "label": m["group"],
+                    "value": group["applied"],
+                    "kind": m["group"],
+                    "raw": group["raw"],
+                    "cap": group["cap"],
+                }
+            )
+    return lines
+
+
+def _circumstances(
+    system: str, request: Mapping[str, Any], options: Mapping[str, Any], state: RollContext
+) -> dict[str, dict[str, Any]]:
+    """Each circumstance's value and who set it: the request's (player, GM or call) or the
+    campaign default (the GM's rule option of the same name)."""
+    out = {}
+    for name in CIRCUMSTANCES.get(system, ()):
+        if name in request and request[name] is not None:
+            out[name] = {"value": _bool(request, name), "by": state.circumstances_by}
+        else:
+            out[name] = {"value": bool(option(options, system, name)), "by": "default"}
+    return out
+
+
 def assemble(
     system: str,
     sheet: Mapping[str, Any] | None,
@@ -214,23 +283,40 @@ def _storyteller(sheet, request, options, state) -> Assembled:
     base_difficulty = _int(request, "difficulty", 6, 2, 10)
     exempt = _bool(request, "not_escalating")
     mode = option(options, "storyteller", "retry_escalation")
-    difficulty = storyteller.retry_difficulty(base_difficulty, state.attempt, mode, exempt=exempt)
+    why = storyteller.retry_explanation(base_difficulty, state.attempt, mode, exempt=exempt)
+    difficulty = why["difficulty"]
     rules: dict[str, Any] = {"attempt": state.attempt, "base_difficulty": base_difficulty}
-    if difficulty != base_difficulty:
-        rules["difficulty_raise"] = difficulty - base_difficulty
-        lines.append(
-            {"label": "retry", "value": difficulty - base_difficulty, "kind": "difficulty"}
-        )
+    if state.attempt > 1 and not exempt:
+        # The retry raises the difficulty; it is never a term of the dice pool (#12, item 12).
+        rules["retry"] = why
+        rules["difficulty_raise"] = why["raise"]
     if exempt:
         rules["not_escalating"] = True
+    circumstances = _circumstances("storyteller", request, options, state)
+    automatic = _bool(request, "automatic")
+    if automatic and pool < why["uncapped"]:
+        # README decision: the clamp to 10 keeps a 10 succeeding; the rating an automatic
+        # success must reach is the escalated one (attempt 4, seed, base 6: 12).
+        raise RuleError(
+            _(
+                "an automatic success needs pool ≥ difficulty ({pool} < {difficulty}, "
+                "the escalated difficulty); roll instead"
+            ),
+            field="automatic",
+            params={"pool": pool, "difficulty": why["uncapped"]},
+        )
+    willpower = _bool(request, "willpower")
+    if willpower:
+        rules["willpower"] = 1
     check = {
         "pool": _check_pool(pool),
         "difficulty": difficulty,
-        "automatic": _bool(request, "automatic"),
-        "stressful": _bool(request, "stressful"),
+        "automatic": automatic,
+        "stressful": circumstances["stressful"]["value"],
         "free_botch": state.free_botch_available,
+        "willpower": willpower,
     }
-    return Assembled(check, lines, rules)
+    return Assembled(check, lines, rules, circumstances)
 
 
 def _cofd(sheet, request, options, state) -> Assembled:
@@ -250,21 +336,26 @@ def _cofd(sheet, request, options, state) -> Assembled:
             )
         dice += 1
         lines.append({"label": specialty, "value": 1, "kind": "specialty"})
+    willpower = _bool(request, "willpower")
+    if willpower:  # RULES 2.11 / CofD 2e: +3 dice, outside the modifier groups and their cap
+        bonus = cofd.willpower_bonus()
+        dice += bonus
+        lines.append({"label": "Willpower", "value": bonus, "kind": "willpower"})
     mods = modifiers_of(request)
-    under_pressure = _bool(request, "under_pressure")
-    extended = _bool(request, "extended")
+    circumstances = _circumstances("cofd", request, options, state)
     penalty = cofd.retry_penalty(
         state.attempt,
-        under_pressure=under_pressure,
-        extended=extended,
+        under_pressure=circumstances["under_pressure"]["value"],
+        extended=circumstances["extended"]["value"],
         enabled=option(options, "cofd", "retry_penalty"),
     )
     if penalty:
         mods.append({"group": "retry", "value": penalty, "label": "retry"})
     if state.helper_count:
         mods.append({"group": "teamwork", "value": state.teamwork_bonus, "label": "teamwork"})
-    lines += _mod_lines(mods)
-    pool = cofd.capped_pool(dice, mods, cap=option(options, "cofd", "modifier_cap"))
+    cap = option(options, "cofd", "modifier_cap")
+    lines += _capped_lines(mods, cap)
+    pool = cofd.capped_pool(dice, mods, cap=cap)
     again = request.get("again", 10)
     if again not in (10, 9, 8, None):
         raise RuleError(_("expected 10, 9, 8 or null (no explosions)"), field="again")
@@ -274,13 +365,16 @@ def _cofd(sheet, request, options, state) -> Assembled:
         "rote": _bool(request, "rote"),
         "exceptional_at": _int(request, "exceptional_at", 5, 1, 10),
         "extra_successes": _int(request, "extra_successes", 0, 0, 10),
+        "chance_die_explodes": option(options, "cofd", "chance_die_explodes"),
     }
-    rules = {"attempt": state.attempt}
+    rules: dict[str, Any] = {"attempt": state.attempt}
     if penalty:
-        rules["retry_penalty"] = penalty
+        rules["retry_penalty"] = penalty  # the rule's value; the breakdown line shows the cap
     if state.helper_count:
         rules["teamwork_bonus"] = state.teamwork_bonus
-    return Assembled(check, lines, rules)
+    if willpower:
+        rules["willpower"] = 1
+    return Assembled(check, lines, rules, circumstances)
 
 
 def _age(sheet, request, options, state) -> Assembled:

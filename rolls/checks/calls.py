@@ -20,9 +20,11 @@ from eventlog.event_types import CHECK_CALL_CLOSED, CHECK_CALLED
 from eventlog.stream import append_event, lock_stream
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
+    ANSWER_KEYS,
     COMMON_KEYS,
     assemble_from_sheet,
     find_character,
+    parse_uuid,
     refuse_unknown_fields,
 )
 from rolls.models import CheckCall
@@ -46,7 +48,8 @@ def call_for_check(
         raise InvalidInput("request", _("expected an object"))
     check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)
     spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
-    allowed = (COMMON_KEYS - {"character", "faces"}) | set(SYSTEM_KEYS[campaign.system])
+    # What an answer carries (character, faces, Willpower, client seed) is never the call's.
+    allowed = (COMMON_KEYS | set(SYSTEM_KEYS[campaign.system])) - ANSWER_KEYS
     refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
     for character in characters:  # the call must be rollable by everyone it names
         assemble_from_sheet(
@@ -71,7 +74,8 @@ def call_for_check(
 def close_call(*, campaign: Campaign, actor: AbstractBaseUser, call_id: Any) -> None:
     require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
-    call = CheckCall.objects.filter(campaign=campaign, pk=str(call_id), closed=False).first()
+    call_pk = parse_uuid(call_id, "call")
+    call = CheckCall.objects.filter(campaign=campaign, pk=call_pk, closed=False).first()
     if call is None:
         raise NotFound("call", _("no open call for a check with this id"))
     append_event(

@@ -142,7 +142,14 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
     mode = option(now.campaign.options, "cofd", "intentional_dramatic_failure")
     if mode == "off":
         raise Conflict("check", gettext("intentional dramatic failures are off in this campaign"))
-    call_rules(cofd.intentional_dramatic_failure, check.data["rolls"][0]["result"], prefix="check.")
+    result = check.data["rolls"][0]["result"]
+    if result.get("intentional"):
+        # The rule refuses because the roll was already converted: a conflict, like the
+        # losers of a race on different rolls (#12, item 6), not bad input.
+        raise Conflict(
+            "check", gettext("this roll has already been turned into a dramatic failure")
+        )
+    call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
     period_id = None
     if mode in ("per_chapter", "per_scene"):
         name = "chapter" if mode == "per_chapter" else "scene"
@@ -165,9 +172,14 @@ def _fortune(check: Check, viewer: Membership, now: Now) -> Offer:
     if not option(now.campaign.options, "age", "fortune_dice"):
         raise Conflict("check", gettext("Fortune dice are off in this campaign"))
     data = check.data
+    roll = data["rolls"][0]
+    if not roll["check"]["fortune_dice"]:  # what the roll was made under (#12, item 5)
+        raise Conflict(
+            "check", gettext("this roll was made without Fortune dice (they were off then)")
+        )
     if data.get("fortune_spent"):
         raise Conflict("check", gettext("Fortune has already changed a die of this roll"))
-    if data["rolls"][0]["result"]["outcome"] == "auto_failure":
+    if roll["result"]["outcome"] == "auto_failure" or not roll["faces"]:
         raise Conflict("check", gettext("an automatic failure has no dice for Fortune to change"))
     balance = now.resource(character, "fortune")
     choices = [

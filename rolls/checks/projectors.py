@@ -10,6 +10,7 @@ from django.db.models import F
 
 from campaign.models import Character, Event
 from eventlog.event_types import (
+    CHARACTER_WILLPOWER_RESTORED,
     CHECK_CALL_CLOSED,
     CHECK_CALLED,
     CHECK_DRAMATIC_FAILURE_TAKEN,
@@ -27,7 +28,7 @@ from eventlog.projections import (
     register_read_models,
 )
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
-from rolls.rules import recorded_failed_attempt
+from rolls.rules import recorded_failed_attempt, task_key
 
 register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
 # A check event adds its Check row through `insert`; the rows it reads (counters, calls,
@@ -81,16 +82,21 @@ def _check_rolled(event: Event) -> None:
     )
     for roll in rolls:
         if roll["result"].get("free_botch_consumed"):
-            per_table = data.get("free_botch_scope") == "per_table"
+            # Recorded as the character's under either scope: the services decide a character's
+            # and the table's allowance from these rows whatever the option says now (#12, 4).
             RuleUse.objects.create(
                 campaign_id=event.campaign_id,
                 rule="free_botch",
                 period_id=event.session_id,
-                character_id=None if per_table else roll["character_id"],
+                character_id=roll["character_id"],
                 check_seq=event.seq,
             )
         if roll.get("beats_awarded"):
             _add_resource(roll["character_id"], "beats", roll["beats_awarded"], _check_row(event))
+        if roll.get("willpower_spent"):
+            _add_resource(
+                roll["character_id"], "willpower", -roll["willpower_spent"], _check_row(event)
+            )
     for helper_seq in data.get("helpers", []):
         RuleUse.objects.create(
             campaign_id=event.campaign_id, rule="helper", period_id=None, check_seq=helper_seq
@@ -98,15 +104,16 @@ def _check_rolled(event: Event) -> None:
     failed = recorded_failed_attempt(data)
     if failed is not None:
         character_id = rolls[0]["character_id"]
+        task = task_key(data["task"])  # one counter per task, whatever its case and spacing
         counter = TaskAttempts.objects.filter(
-            campaign_id=event.campaign_id, character_id=character_id, task=data["task"]
+            campaign_id=event.campaign_id, character_id=character_id, task=task
         )
         if failed:
             if not counter.update(failures=F("failures") + 1):
                 TaskAttempts.objects.create(
                     campaign_id=event.campaign_id,
                     character_id=character_id,
-                    task=data["task"],
+                    task=task,
                     failures=1,
                 )
         else:
@@ -177,8 +184,13 @@ def _task_reset(event: Event) -> None:
     TaskAttempts.objects.filter(
         campaign_id=event.campaign_id,
         character_id=event.payload["character_id"],
-        task=event.payload["task"],
+        task=task_key(event.payload["task"]),
     ).delete()
+
+
+@projects(CHARACTER_WILLPOWER_RESTORED)
+def _willpower_restored(event: Event) -> None:
+    _add_resource(event.payload["character_id"], "willpower", event.payload["amount"])
 
 
 @projects(CHECK_CALLED)

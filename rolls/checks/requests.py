@@ -44,6 +44,12 @@ KIND_KEYS = {
     "nice_damnit": set(),
 }
 MAX_ACTIONS = 6
+# What a player's answer to a GM's call may carry: the call fixes everything else (#12, item 7).
+# Willpower is the character's own resource, declared with the roll (README: rule decisions);
+# the client seed is the roller's own entropy (docs/verification.md).
+ANSWER_KEYS = {"character", "faces", "willpower", "client_seed"}
+# Systems whose characters spend Willpower on a roll (RULES 2.11).
+WILLPOWER_SYSTEMS = ("storyteller", "cofd")
 # Flags only a GM sets (directly, or in a call for a check that a player answers).
 GM_FLAGS = {
     "not_escalating": gettext_lazy("only the GM marks a check as not escalating"),
@@ -69,6 +75,19 @@ def text_field(data: Mapping[str, Any], key: str, max_length: int) -> str:
     return value.strip()
 
 
+def parse_uuid(value: Any, field: str) -> uuid.UUID:
+    """Any spelling of a UUID (case, braces, ``urn:uuid:``, no dashes) to the one value, so
+    that an id names one thing however it is written."""
+    if isinstance(value, uuid.UUID):
+        return value
+    if not isinstance(value, str):
+        raise InvalidInput(field, _("is not an id"))
+    try:
+        return uuid.UUID(value.strip())
+    except ValueError:
+        raise InvalidInput(field, _("is not an id")) from None
+
+
 def client_seed_field(value: Any) -> str | None:
     """The player's entropy (docs/verification.md): hex digits, bound into the faces."""
     if value is None:
@@ -85,10 +104,7 @@ def client_seed_field(value: Any) -> str | None:
 def find_character(campaign: Campaign, value: Any, field: str = "character") -> Character | None:
     if value in (None, ""):
         return None
-    try:
-        character_id = uuid.UUID(str(value))
-    except ValueError:
-        raise InvalidInput(field, _("is not a character id")) from None
+    character_id = parse_uuid(value, field)
     character = Character.objects.filter(campaign=campaign, pk=character_id).first()
     if character is None:
         raise NotFound(field, _("no such character in this campaign"))
@@ -96,13 +112,25 @@ def find_character(campaign: Campaign, value: Any, field: str = "character") -> 
 
 
 def helper_checks(
-    campaign: Campaign, session: Session, data: Mapping[str, Any], membership: Membership
+    campaign: Campaign,
+    session: Session,
+    data: Mapping[str, Any],
+    membership: Membership,
+    character: Character | None,
 ) -> list[Check]:
+    """RULES 3.7 (#12, item 9): other characters' rolls of this session, each used once, that the
+    one naming them may see (the GM may name any), and never the primary's own."""
     seqs = data.get("helpers") or []
-    if not isinstance(seqs, list) or not all(isinstance(s, int) for s in seqs) or len(seqs) > 8:
+    if (
+        not isinstance(seqs, list)
+        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seqs)
+        or len(seqs) > 8
+    ):
         raise InvalidInput("helpers", _("expected a list of at most 8 check numbers (seq)"))
+    if len(set(seqs)) != len(seqs):
+        raise InvalidInput("helpers", _("name each helper roll once"))
     helpers = list(Check.objects.filter(campaign=campaign, seq__in=seqs).order_by("seq"))
-    if len(helpers) != len(set(seqs)):
+    if len(helpers) != len(seqs):
         raise NotFound("helpers", _("a helper roll is not a check of this campaign"))
     for helper in helpers:  # a hidden helper's successes would show in this roll's pool
         require_may_see(helper, membership, field="helpers")
@@ -111,24 +139,28 @@ def helper_checks(
             raise InvalidInput(
                 "helpers", _("check #{seq} is not a roll of this session").format(seq=helper.seq)
             )
+        if character is not None and helper.character_id == character.pk:
+            raise InvalidInput(
+                "helpers", _("check #{seq} is this character's own roll").format(seq=helper.seq)
+            )
+        if helper.data.get("helpers"):
+            raise InvalidInput(
+                "helpers", _("check #{seq} is a primary roll, not a helper").format(seq=helper.seq)
+            )
     if RuleUse.objects.filter(campaign=campaign, rule="helper", check_seq__in=seqs).exists():
         raise Conflict("helpers", _("a helper roll has already been added to another roll"))
     return helpers
 
 
 def answering_call(campaign: Campaign, data: dict[str, Any]) -> CheckCall | None:
+    """The open call this request answers (None: not an answer). Whether this character has
+    answered it already is decided once the character is known, by its canonical id."""
     call_id = data.pop("call", None)
     if not call_id:
         return None
-    try:
-        call = CheckCall.objects.filter(campaign=campaign, pk=uuid.UUID(str(call_id))).first()
-    except ValueError:
-        call = None
+    call = CheckCall.objects.filter(campaign=campaign, pk=parse_uuid(call_id, "call")).first()
     if call is None or call.closed:
         raise NotFound("call", _("no open call for a check with this id"))
-    character_id = str(data.get("character") or "")
-    if character_id in call.answered:
-        raise Conflict("call", _("this character has already answered the call"))
     return call
 
 

@@ -4,11 +4,12 @@ of single, multiple-action and opposed checks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from django.utils.translation import gettext as _
 
-from campaign.errors import InvalidInput, call_rules
+from campaign.errors import Conflict, InvalidInput, call_rules
 from campaign.models import (
     Campaign,
     Character,
@@ -21,11 +22,12 @@ from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
     MAX_ACTIONS,
     ROLL_KEYS,
+    WILLPOWER_SYSTEMS,
     find_character,
 )
 from rolls.models import Check
 from rolls.reads.known import failed_attempts, free_botch_available
-from rolls.rules import compare
+from rolls.rules import compare, option
 from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, storyteller
 
 
@@ -89,6 +91,41 @@ class Roller:
         return list(faces), result
 
 
+class FreeBotches:
+    """Who may still turn a botch into a failure in this event (RULES 2.7, A.2).
+
+    The session's allowance is decided from the log under any scoping (#12, item 4;
+    ``rolls.reads.known.free_botch_available``); on top of it, rolls inside one event consume in
+    order, so a second botch in the same declaration stays a botch.
+    """
+
+    def __init__(
+        self, campaign: Campaign, session: Session, viewer: Membership | None = None
+    ) -> None:
+        self.campaign, self.session, self.viewer = campaign, session, viewer
+        self.per_table = (
+            campaign.system == "storyteller"
+            and option(campaign.options, "storyteller", "free_botch") == "per_table"
+        )
+        self.consumed_here: set[str] = set()
+
+    def available(self, character: Character | None) -> bool:
+        if character is None:  # an unnamed NPC has no allowance to track
+            return False
+        if self.consumed_here and (self.per_table or str(character.pk) in self.consumed_here):
+            return False
+        return free_botch_available(
+            campaign=self.campaign,
+            session_id=self.session.pk,
+            character_id=character.pk,
+            viewer=self.viewer,
+        )
+
+    def consumed(self, character: Character | None, result: Mapping[str, Any]) -> None:
+        if character is not None and result.get("free_botch_consumed"):
+            self.consumed_here.add(str(character.pk))
+
+
 def read_roll_context(
     *,
     campaign: Campaign,
@@ -99,6 +136,8 @@ def read_roll_context(
     life_or_death_called: bool,
     helpers: list[Check],
     viewer: Membership | None = None,
+    circumstances_by: str = "player",
+    free_botches: FreeBotches | None = None,
 ) -> RollContext:
     """The state the rules decide on (``viewer`` None), or as ``viewer`` may know it (odds)."""
     attempt = 1
@@ -106,20 +145,48 @@ def read_roll_context(
         attempt += failed_attempts(
             campaign=campaign, character_id=character.pk, task=task, viewer=viewer
         )
-    free_botch = free_botch_available(
-        campaign=campaign,
-        session_id=session.pk,
-        character_id=character.pk if character else None,
-        viewer=viewer,
-    )
+    free_botches = free_botches or FreeBotches(campaign, session, viewer)
     bonus = cofd.teamwork_bonus([h.data["rolls"][0]["result"] for h in helpers]) if helpers else 0
     return RollContext(
         attempt=attempt,
-        free_botch_available=free_botch,
+        free_botch_available=free_botches.available(character),
         teamwork_bonus=bonus,
         helper_count=len(helpers),
         life_or_death_allowed=is_gm or life_or_death_called,
+        circumstances_by=circumstances_by,
     )
+
+
+def spend_willpower(system: str, rolls: list[dict[str, Any]]) -> None:
+    """At most 1 Willpower per roll, checked against the balance read under the stream lock;
+    the roll entry records the spend and the projector takes it off the character."""
+    wanted: dict[str, int] = {}
+    for entry in rolls:
+        if entry["check"].get("willpower") or entry["rules"].get("willpower"):
+            if system not in WILLPOWER_SYSTEMS:
+                raise InvalidInput(
+                    "willpower", _("{system} has no Willpower").format(system=system)
+                )
+            if not entry["character_id"]:
+                raise InvalidInput("willpower", _("Willpower is spent by a character"))
+            entry["willpower_spent"] = 1
+            wanted[entry["character_id"]] = wanted.get(entry["character_id"], 0) + 1
+    for character_id, points in wanted.items():
+        require_willpower(Character.objects.get(pk=character_id), points)
+
+
+def require_willpower(character: Character | None, points: int) -> None:
+    """The balance, as read under the stream lock, covers the spend (409 naming the field)."""
+    if character is None:
+        raise InvalidInput("willpower", _("Willpower is spent by a character"))
+    balance = int(character.resources.get("willpower", 0))
+    if points > balance:
+        raise Conflict(
+            "willpower",
+            _("{name} has {balance} Willpower; this roll needs {points}").format(
+                name=character.name, balance=balance, points=points
+            ),
+        )
 
 
 def roll_entry(
@@ -140,16 +207,15 @@ def roll_entry(
         "check": assembled.check,
         "faces": faces,
         "result": result,
+        **({"circumstances": assembled.circumstances} if assembled.circumstances else {}),
     }
 
 
-def multiple_actions(data, character, build, roller, state, system) -> list[dict[str, Any]]:
-    if system != "storyteller":
-        raise InvalidInput("actions", _("multiple actions are a Storyteller rule"))
+def multiple_actions(data, character, build, roller, state, free_botches) -> list[dict[str, Any]]:
     actions = data["actions"]
     if not isinstance(actions, list) or not 2 <= len(actions) <= MAX_ACTIONS:
         raise InvalidInput("actions", _("declare 2 to {n} actions").format(n=MAX_ACTIONS))
-    shared = {k: v for k, v in data.items() if k in ("difficulty", "stressful")}
+    shared = {k: v for k, v in data.items() if k in ("difficulty", "stressful", "willpower")}
     specs, bases = [], []
     for index, action in enumerate(actions):
         if not isinstance(action, Mapping) or set(action) - (ROLL_KEYS | {"difficulty"}):
@@ -157,31 +223,44 @@ def multiple_actions(data, character, build, roller, state, system) -> list[dict
                 f"actions.{index}",
                 _("an action has traits, pool, modifiers, difficulty and label"),
             )
-        spec = {**shared, **action}
+        # Willpower is spent once per declaration (one turn): on its first action.
+        spec = {**shared, **action, "willpower": bool(shared.get("willpower")) and index == 0}
         specs.append(spec)
         bases.append(build(spec, character, state, prefix=f"actions.{index}.").check["pool"])
     pools = storyteller.multiple_action_pools(bases)
     rolls = []
     for index, (spec, pool) in enumerate(zip(specs, pools, strict=True)):
-        assembled = build(spec, character, state, prefix=f"actions.{index}.")
+        own = replace(state, free_botch_available=free_botches.available(character))
+        if pool <= 0:  # §2.9: this action cannot be attempted, Willpower or not
+            spec = {**spec, "willpower": False}
+        assembled = build(spec, character, own, prefix=f"actions.{index}.")
         split = pool - assembled.check["pool"]
         assembled.check["pool"] = pool
         assembled.breakdown.append({"label": "multiple actions", "value": split, "kind": "actions"})
         faces, result = roller.roll("storyteller", assembled.check, len(specs))
+        free_botches.consumed(character, result)
         rolls.append(roll_entry(character, spec, assembled, faces, result))
     return rolls
 
 
-def opposed_rolls(campaign, data, character, build, roller, state):
+def opposed_rolls(campaign, data, character, build, roller, state, free_botches):
     system = campaign.system
     against = data["against"]
     if not isinstance(against, Mapping) or set(against) - (ROLL_KEYS | set(SYSTEM_KEYS[system])):
         raise InvalidInput("against", _("the other side has character, traits, pool, modifiers"))
+    if against.get("willpower"):
+        raise InvalidInput("against.willpower", _("Willpower is spent by the one who rolls"))
     other = find_character(campaign, against.get("character"), "against.character")
     first_spec = {k: v for k, v in data.items() if k not in ("against", "mode")}
     first = build(first_spec, character, state)
     faces_a, result_a = roller.roll(system, first.check, 2)
-    other_state = RollContext(life_or_death_allowed=True)
+    free_botches.consumed(character, result_a)
+    # RULES 2.7: "the same goes for their enemies": the resisting side's own free botch.
+    other_state = RollContext(
+        life_or_death_allowed=True,
+        free_botch_available=free_botches.available(other),
+        circumstances_by="gm",
+    )
     second = build(against, other, other_state, prefix="against.")
     if system == "d6pool":
         mode = data.get("mode") or "opposed"

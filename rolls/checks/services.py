@@ -26,15 +26,22 @@ from campaign.models import (
     Session,
     Visibility,
 )
-from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, TASK_RESET
+from eventlog.event_types import (
+    CHARACTER_WILLPOWER_RESTORED,
+    CHECK_REVEALED,
+    CHECK_ROLLED,
+    TASK_RESET,
+)
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
 from rolls.checks import eligibility
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
+    ANSWER_KEYS,
     COMMON_KEYS,
     GM_FLAGS,
     KIND_KEYS,
+    WILLPOWER_SYSTEMS,
     answering_call,
     assemble_from_sheet,
     client_seed_field,
@@ -44,14 +51,17 @@ from rolls.checks.requests import (
     text_field,
 )
 from rolls.checks.rolling import (
+    FreeBotches,
     Roller,
     multiple_actions,
     opposed_rolls,
     read_roll_context,
+    require_willpower,
     roll_entry,
+    spend_willpower,
 )
 from rolls.models import Check, TaskAttempts
-from rolls.rules import failed_attempt, option
+from rolls.rules import failed_attempt, option, task_key
 from rolls.systems import cofd
 
 # Parts of a request that belong to one roll only: its dice, the call it answered, its helpers.
@@ -60,7 +70,12 @@ NOT_REPEATED = ("faces", "call", "helpers", "client_seed")  # a repeat brings it
 
 @transaction.atomic
 def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[str, Any]) -> Check:
-    """Roll a check: assemble the pool(s), roll, apply the stateful rules, append one event."""
+    """Roll a check: assemble the pool(s), roll, apply the stateful rules, append one event.
+
+    Everything that can refuse the request is decided before the event is appended, and the
+    projector applies what the event says without deciding again: with server dice a refused
+    append would draw the same faces at the same seq, so a refusal after rolling could stick.
+    """
     membership = require_player_or_gm(campaign, actor)
     is_gm = membership.role == Role.GM
     if not isinstance(request, Mapping):
@@ -72,8 +87,12 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     client_seed = client_seed_field(data.get("client_seed"))  # the roller's own, never the call's
     call = answering_call(campaign, data)
     if call is not None:
-        # The GM's call decides what is rolled; the player only chooses to roll (and the faces).
-        data = {**data, **call.request}
+        # The GM's call decides what is rolled; the player answers with the character, the
+        # faces of physical dice and their own Willpower, nothing else (#12, item 7).
+        extra = sorted(set(data) - ANSWER_KEYS)
+        if extra:
+            raise InvalidInput(extra[0], _("the GM's call sets this; answer with the faces only"))
+        data = {**call.request, **data}
     allowed = COMMON_KEYS | {"call"} | set(SYSTEM_KEYS[system]) | KIND_KEYS[system]
     refuse_unknown_fields(data, allowed, system)
 
@@ -90,6 +109,8 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         raise InvalidInput("character", _("roll for one of your characters"))
     if call is not None and (character is None or str(character.pk) not in call.character_ids):
         raise NotAllowed("call", _("this call for a check is not addressed to this character"))
+    if call is not None and str(character.pk) in call.answered:
+        raise Conflict("call", _("this character has already answered the call"))
     visibility = data.get("visibility") or Visibility.PUBLIC
     if visibility not in Visibility.values:
         raise InvalidInput(
@@ -97,11 +118,18 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         )
     label = text_field(data, "label", 200)
     task = text_field(data, "task", 120)
+    if data.get("willpower") is True:
+        # Before any die is drawn: with server dice a refusal after rolling would meet the
+        # same faces at the same seq on the next try.
+        require_willpower(character, 1)
     seq = campaign.head_seq + 1
     manual = bool(option(options, system, "manual_dice"))
     roller = Roller(campaign, session, seq, data.get("faces"), manual, client_seed)
 
-    helpers = helper_checks(campaign, session, data, membership) if "helpers" in data else []
+    helpers = (
+        helper_checks(campaign, session, data, membership, character) if "helpers" in data else []
+    )
+    free_botches = FreeBotches(campaign, session)
     state = read_roll_context(
         campaign=campaign,
         session=session,
@@ -110,6 +138,8 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         is_gm=is_gm,
         life_or_death_called=bool(call and call.request.get("life_or_death")),
         helpers=helpers,
+        circumstances_by="call" if call else "gm" if is_gm else "player",
+        free_botches=free_botches,
     )
 
     def build(spec: Mapping[str, Any], who: Character | None, rule_state: RollContext, prefix=""):
@@ -119,16 +149,19 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
     comparison: dict[str, Any] | None = None
     if "actions" in data:
         kind = "multiple"
-        rolls = multiple_actions(data, character, build, roller, state, system)
+        rolls = multiple_actions(data, character, build, roller, state, free_botches)
     elif "against" in data:
         if not is_gm:
             raise NotAllowed("against", _("the GM calls for opposed and resisted rolls"))
-        kind, rolls, comparison = opposed_rolls(campaign, data, character, build, roller, state)
+        kind, rolls, comparison = opposed_rolls(
+            campaign, data, character, build, roller, state, free_botches
+        )
     else:
         kind = "single"
         assembled = build(data, character, state)
         faces, result = roller.roll(system, assembled.check, 1)
         rolls = [roll_entry(character, data, assembled, faces, result)]
+    spend_willpower(system, rolls)
 
     for entry in rolls:
         if system == "cofd":
@@ -152,7 +185,13 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         "comparison": comparison,
         "free_botch_scope": free_botch_scope,
         # Decided here, under the lock, so the projector only applies it.
-        "failed_attempt": failed_attempt(system, task, first["character_id"], first["result"]),
+        "failed_attempt": failed_attempt(
+            system,
+            task,
+            first["character_id"],
+            first["result"],
+            bool(first["rules"].get("not_escalating")),
+        ),
         # What was asked (a call's request merged in), so the roller can roll it again.
         "request": plain_json({k: v for k, v in data.items() if k not in NOT_REPEATED}),
         **roller.record,
@@ -205,13 +244,13 @@ def reset_task(
     if not isinstance(task, str) or not task.strip():
         raise InvalidInput("task", _("name the task"))
     if not TaskAttempts.objects.filter(
-        campaign=campaign, character_id=character.pk, task=task.strip()
+        campaign=campaign, character_id=character.pk, task=task_key(task)
     ).exists():
         raise NotFound("task", _("this character has no failed attempts at this task"))
     append_event(
         campaign=campaign,
         type=TASK_RESET,
-        payload={"character_id": str(character.pk), "task": task.strip()},
+        payload={"character_id": str(character.pk), "task": task_key(task)},
         actor_id=actor.pk,
         character_id=character.pk,
     )
@@ -255,3 +294,36 @@ def preview_odds(
         "rules": assembled.rules,
         "odds": chances,
     }
+
+
+MAX_WILLPOWER_RESTORE = 20
+
+
+@transaction.atomic
+def restore_willpower(
+    *, campaign: Campaign, actor: AbstractBaseUser, character_id: Any, amount: Any
+) -> Character:
+    """GM: give a character back Willpower (rest, a virtue or vice, a story beat): one event."""
+    require_gm(campaign, actor)
+    campaign = lock_stream(campaign.pk)
+    if campaign.system not in WILLPOWER_SYSTEMS:
+        raise InvalidInput("amount", _("{system} has no Willpower").format(system=campaign.system))
+    character = find_character(campaign, character_id)
+    if character is None:
+        raise InvalidInput("character", _("name the character"))
+    if (
+        not isinstance(amount, int)
+        or isinstance(amount, bool)
+        or not 1 <= amount <= MAX_WILLPOWER_RESTORE
+    ):
+        raise InvalidInput(
+            "amount", _("restore 1 to {n} Willpower").format(n=MAX_WILLPOWER_RESTORE)
+        )
+    append_event(
+        campaign=campaign,
+        type=CHARACTER_WILLPOWER_RESTORED,
+        payload={"character_id": str(character.pk), "amount": amount},
+        actor_id=actor.pk,
+        character_id=character.pk,
+    )
+    return Character.objects.get(pk=character.pk)

@@ -28,6 +28,7 @@ def allowances_for(
         Scene.open_in(campaign),
     )
     periods = [p.pk for p in (session, chapter, scene) if p is not None]
+    session_pk = session.pk if session else None
     uses = known_uses(
         membership,
         RuleUse.objects.filter(campaign=campaign, period_id__in=periods),
@@ -63,8 +64,9 @@ def allowances_for(
         "session": session.number if session else None,
         "chapter": chapter.number if chapter else None,
         "scene": scene.number if scene else None,
+        # Any free botch consumed this session spends the table's (README: scoping rule).
         "table_free_botch_used": any(
-            u.rule == "free_botch" and u.character_id is None for u in uses
+            u.rule == "free_botch" and u.period_id == session_pk for u in uses
         ),
         "characters": characters,
         "retries": retries,

@@ -18,7 +18,7 @@ from campaign.models import Campaign, Character, Event, Membership, Role
 from eventlog.event_types import TASK_RESET
 from rolls.models import Check, RuleUse, TaskAttempts
 from rolls.reads.visibility import may_see
-from rolls.rules import RETRY_SYSTEMS, option, recorded_failed_attempt
+from rolls.rules import RETRY_SYSTEMS, option, recorded_failed_attempt, task_key
 
 
 def _knows_all(viewer: Membership | None) -> bool:
@@ -50,10 +50,12 @@ def known_uses(viewer: Membership | None, uses: Iterable[RuleUse]) -> list[RuleU
 def failed_attempts(
     *, campaign: Campaign, character_id: UUID | str, task: str, viewer: Membership | None = None
 ) -> int:
-    """Failed attempts at ``task`` so far (the next attempt is this + 1)."""
+    """Failed attempts at ``task`` so far (the next attempt is this + 1); a task is one counter
+    however its name is typed (``rolls.rules.task_key``)."""
     if not task or campaign.system not in RETRY_SYSTEMS:
         return 0
-    counter = TaskAttempts.objects.filter(campaign=campaign, character_id=character_id, task=task)
+    key = task_key(task)
+    counter = TaskAttempts.objects.filter(campaign=campaign, character_id=character_id, task=key)
     failures = counter.values_list("failures", flat=True).first() or 0
     if _knows_all(viewer):
         return failures
@@ -62,17 +64,21 @@ def failed_attempts(
             campaign=campaign,
             type=TASK_RESET,
             payload__character_id=str(character_id),
-            payload__task=task,
+            payload__task=key,
         )
         .order_by("-seq")
         .values_list("seq", flat=True)
         .first()
         or 0
     )
-    tried = Check.objects.filter(
-        campaign=campaign, character_id=character_id, task=task, seq__gt=reset
-    ).order_by("seq")
-    if not _unseen(campaign.pk, viewer, character_id=character_id, task=task, seq__gt=reset):
+    tried = [
+        check
+        for check in Check.objects.filter(
+            campaign=campaign, character_id=character_id, seq__gt=reset
+        ).order_by("seq")
+        if check.task and task_key(check.task) == key
+    ]
+    if all(may_see(check, viewer) for check in tried):
         return failures
     # Replay the counter over the attempts the viewer saw, as the projector counts them all.
     known = 0

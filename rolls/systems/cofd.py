@@ -231,6 +231,54 @@ def _odds(p: Params) -> tuple[tuple[tuple[str, float], ...], tuple[tuple[int, fl
 # --- per-roll rules beyond a single check -------------------------------------------------
 
 
+def capped_groups(
+    modifiers: Sequence[Mapping[str, Any]] = (),
+    cap: int | None = 5,
+    *,
+    uncapped: Collection[str] = ("teamwork",),
+    separate: bool = False,
+) -> list[dict[str, Any]]:
+    """§3.2: each modifier group's own total (``raw``) and what the cap lets through (``applied``).
+
+    One entry per group in first-seen order: ``{"group", "raw", "applied", "capped"}``; ``cap`` is
+    the cap that bit (None when it did not). ``uncapped`` groups are never capped (§3.7 [I]:
+    teamwork); ``separate=True`` is the [I] alternative of capping a group's bonuses and its
+    penalties separately. This is what a truthful breakdown shows: "retry -8, capped at -5".
+    """
+    if cap is not None and (not isinstance(cap, int) or cap < 0):
+        raise RuleError(f"{SYSTEM}: modifier cap must be an int ≥ 0 or None, got {cap!r}")
+    plus: dict[str, int] = {}
+    minus: dict[str, int] = {}
+    order: dict[str, None] = {}
+    for m in modifiers:
+        group, value = m.get("group"), m.get("value")
+        if not isinstance(group, str) or not isinstance(value, int) or isinstance(value, bool):
+            raise RuleError(f"{SYSTEM}: a modifier is {{'group': str, 'value': int}}, got {m!r}")
+        side = plus if value >= 0 else minus
+        side[group] = side.get(group, 0) + value
+        order[group] = None
+
+    def clamp(group: str, v: int) -> int:
+        return v if cap is None or group in uncapped else max(-cap, min(cap, v))
+
+    out = []
+    for g in order:
+        up, down = plus.get(g, 0), minus.get(g, 0)
+        applied = clamp(g, up) + clamp(g, down) if separate else clamp(g, up + down)
+        raw = up + down
+        capped = applied != raw or (separate and (clamp(g, up) != up or clamp(g, down) != down))
+        out.append(
+            {
+                "group": g,
+                "raw": raw,
+                "applied": applied,
+                "capped": capped,
+                "cap": cap if capped else None,
+            }
+        )
+    return out
+
+
 def capped_pool(
     base: int,
     modifiers: Sequence[Mapping[str, Any]] = (),
@@ -245,31 +293,20 @@ def capped_pool(
     sum is the same; it matters only for how the sheet shows it). ``cap=None`` lifts the cap.
     ``uncapped`` groups are never capped (§3.7 [I]: teamwork); retry penalties are capped like
     any group (§3.6 [I]). ``separate=True`` is the [I] alternative: cap a group's bonuses and its
-    penalties separately.
+    penalties separately. :func:`capped_groups` says what each group contributed.
     """
-    if cap is not None and (not isinstance(cap, int) or cap < 0):
-        raise RuleError(f"{SYSTEM}: modifier cap must be an int ≥ 0 or None, got {cap!r}")
-    plus: dict[str, int] = {}
-    minus: dict[str, int] = {}
-    for m in modifiers:
-        group, value = m.get("group"), m.get("value")
-        if not isinstance(group, str) or not isinstance(value, int) or isinstance(value, bool):
-            raise RuleError(f"{SYSTEM}: a modifier is {{'group': str, 'value': int}}, got {m!r}")
-        side = plus if value >= 0 else minus
-        side[group] = side.get(group, 0) + value
+    groups = capped_groups(modifiers, cap, uncapped=uncapped, separate=separate)
+    return base + sum(g["applied"] for g in groups)
 
-    def clamp(group: str, v: int) -> int:
-        return v if cap is None or group in uncapped else max(-cap, min(cap, v))
 
-    groups = plus.keys() | minus.keys()
-    if separate:
-        bonuses = sum(clamp(g, plus.get(g, 0)) for g in groups)
-        penalties = sum(clamp(g, minus.get(g, 0)) for g in groups)
-    else:
-        totals = {g: clamp(g, plus.get(g, 0) + minus.get(g, 0)) for g in groups}
-        bonuses = sum(v for v in totals.values() if v > 0)
-        penalties = sum(v for v in totals.values() if v < 0)
-    return base + bonuses + penalties
+# RULES 2.11 (CofD 2e core): what 1 Willpower buys on a CofD roll.
+WILLPOWER_DICE = 3  # +3 dice to a roll
+WILLPOWER_RESISTANCE = 2  # or +2 to a resistance trait (Stamina, Resolve, Composure, Defense)
+
+
+def willpower_bonus(*, resistance: bool = False) -> int:
+    """1 Willpower: +3 dice to a roll, or +2 to a resistance trait that is not rolled."""
+    return WILLPOWER_RESISTANCE if resistance else WILLPOWER_DICE
 
 
 def teamwork_bonus(helpers: Sequence[Mapping[str, Any]]) -> int:

@@ -74,6 +74,10 @@ RULE_OPTIONS: dict[str, dict[str, Option]] = {
             ("seed", "linear", "off"),
             help="Retry difficulty: +1, +3, +6 … (seed), +1, +2, +3 … (linear) or none.",
         ),
+        "stressful": Option(
+            False,
+            help="Default for rolls that do not say: under stress (no automatic success).",
+        ),
     },
     "nice_damnit": {
         "extra_nice": Option(
@@ -99,6 +103,15 @@ RULE_OPTIONS: dict[str, dict[str, Option]] = {
         ),
         "modifier_cap": Option(
             5, low=0, high=20, help="Each modifier group is capped at ±N; bonuses before penalties."
+        ),
+        "chance_die_explodes": Option(
+            False, help="A 10 on a chance die explodes (nWoD 1st edition); off in CofD 2e."
+        ),
+        "under_pressure": Option(
+            False, help="Default for rolls that do not say: under time pressure (retries cost)."
+        ),
+        "extended": Option(
+            False, help="Default for rolls that do not say: an extended action (no retry penalty)."
         ),
     },
 }

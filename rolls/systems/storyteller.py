@@ -3,7 +3,13 @@
 Check: ``pool`` (required), ``difficulty`` (6), ``automatic`` (false), ``stressful`` (false),
 ``free_botch`` (false: set by the server when this roller's free botch — option
 ``storyteller.free_botch`` — is still unused; a botch then becomes a failure and the result says
-``free_botch_consumed``). Faces: ``pool`` d10, none for ``impossible`` or ``automatic``.
+``free_botch_consumed``), ``willpower`` (false: 1 Willpower spent on the roll, §2.11 — one
+automatic success that 1s cannot cancel, so the roll cannot fail or botch). Faces: ``pool`` d10,
+none for ``impossible`` or ``automatic``.
+
+Decisions where §2.11 is silent: the 1s cancel the rolled successes only, and the Willpower success
+is added after them (``successes = max(hits - ones, 0) + 1``); Willpower cannot make an impossible
+roll (pool ≤ 0) possible, and it is not spent on an automatic success (no dice are rolled).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any, NamedTuple
 
 from . import _dist
 from ._core import FaceSource, RuleError, as_mapping, check_dice_count, get_bool, get_int
+from .errors import gettext_noop as _
 
 SYSTEM = "storyteller"
 SIDES = 10
@@ -29,6 +36,7 @@ class Params(NamedTuple):
     automatic: bool = False
     stressful: bool = False
     free_botch: bool = False
+    willpower: bool = False
 
 
 def target_number(difficulty: int) -> int:
@@ -48,7 +56,26 @@ def parse(check: Mapping[str, Any]) -> Params:
         get_bool(SYSTEM, check, "automatic", False),
         get_bool(SYSTEM, check, "stressful", False),
         get_bool(SYSTEM, check, "free_botch", False),
+        get_bool(SYSTEM, check, "willpower", False),
     )
+    if p.willpower and p.automatic:
+        raise RuleError(
+            _(
+                "{system}: check key 'willpower': an automatic success rolls no dice; "
+                "spend Willpower on a roll"
+            ),
+            field="willpower",
+            params={"system": SYSTEM},
+        )
+    if p.willpower and p.pool <= 0:
+        raise RuleError(
+            _(
+                "{system}: check key 'willpower': a pool of {pool} cannot be attempted, "
+                "and Willpower does not change that"
+            ),
+            field="willpower",
+            params={"system": SYSTEM, "pool": p.pool},
+        )
     if p.automatic:
         # §2.6: never under stress, and only when the pool reaches the (effective) difficulty.
         if p.stressful:
@@ -71,7 +98,7 @@ def face_count(p: Params) -> int:
 
 
 def play(p: Params, src: FaceSource) -> tuple[list[int], dict[str, Any]]:
-    pool, difficulty, automatic, _stressful, free_botch = p
+    pool, difficulty, automatic, _stressful, free_botch, willpower = p
     target = target_number(difficulty)
     faces: list[int] = []
     consumed = False
@@ -84,7 +111,9 @@ def play(p: Params, src: FaceSource) -> tuple[list[int], dict[str, Any]]:
         hits = sum(1 for f in faces if f >= target)
         ones = faces.count(1)
         net = hits - ones
-        if net >= 1:
+        if willpower:  # §2.11: the Willpower success comes after the 1s have cancelled
+            outcome, successes = "success", max(net, 0) + 1
+        elif net >= 1:
             outcome, successes = "success", net
         elif hits == 0 and ones:
             outcome, successes = "botch", 0
@@ -102,19 +131,22 @@ def play(p: Params, src: FaceSource) -> tuple[list[int], dict[str, Any]]:
         "botch_ones": ones if outcome == "botch" else 0,
         "free_botch_consumed": consumed,
         "automatic": automatic and pool > 0,
+        "willpower": willpower,
         "pool": pool,
         "dice": faces,
     }
 
 
 def odds(p: Params) -> dict[str, Any]:
-    outcomes, successes = _odds(p.pool, target_number(p.difficulty), p.automatic, p.free_botch)
+    outcomes, successes = _odds(
+        p.pool, target_number(p.difficulty), p.automatic, p.free_botch, p.willpower
+    )
     return {"outcomes": dict(outcomes), "successes": dict(successes)}
 
 
 @lru_cache(maxsize=1024)
 def _odds(
-    pool: int, target: int, automatic: bool, free_botch: bool
+    pool: int, target: int, automatic: bool, free_botch: bool, willpower: bool = False
 ) -> tuple[tuple[tuple[str, float], ...], tuple[tuple[int, float], ...]]:
     if pool <= 0:
         return (("impossible", 1.0),), ((0, 1.0),)
@@ -122,6 +154,10 @@ def _odds(
         return (("success", 1.0),), ((1, 1.0),)
     n = pool
     none, some = _dist.net_split(n, (11 - target) / 10, 0.1)  # index k + n
+    if willpower:  # every roll succeeds: net ≤ 0 gives 1, net k ≥ 1 gives k + 1
+        lost = sum(none) + sum(some[: n + 1])
+        shifted = {k - n + 1: q for k, q in enumerate(some) if k > n and q > 0.0}
+        return (("success", 1.0),), ((1, lost), *shifted.items())
     win = {k - n: q for k, q in enumerate(some) if k > n and q > 0.0}
     p_win = sum(win.values())
     botch = sum(none[:n])
@@ -171,6 +207,27 @@ def retry_difficulty(base: int, attempt: int, mode: str = "seed", exempt: bool =
     return target_number(base + (0 if exempt else retry_increase(attempt, mode)))
 
 
+def retry_explanation(
+    base: int, attempt: int, mode: str = "seed", exempt: bool = False
+) -> dict[str, Any]:
+    """Why attempt k is at its difficulty, truthfully (§2.8, §2.4): the rule's raise and the cap.
+
+    ``raise`` is what the escalation rule adds (attempt 4, seed: +6); ``difficulty`` is what is
+    rolled against (clamped to 10: ``capped``); ``uncapped`` is base + raise, the difficulty an
+    automatic success must reach. Nothing about a retry is a term of the dice pool.
+    """
+    increase = 0 if exempt else retry_increase(attempt, mode)
+    difficulty = target_number(base + increase)
+    return {
+        "attempt": attempt,
+        "base_difficulty": base,
+        "raise": increase,
+        "uncapped": base + increase,
+        "difficulty": difficulty,
+        "capped": difficulty != base + increase,
+    }
+
+
 def resisted(a: int | Mapping[str, Any], b: int | Mapping[str, Any]) -> dict[str, Any]:
     """§2.10: each side's own N (hits - ones, or an int); the higher wins and keeps
     ``N_w - max(N_l, 0)`` net successes; a tie gives nobody anything.
@@ -202,8 +259,8 @@ def _net(side: int | Mapping[str, Any]) -> int:
     if isinstance(side, Mapping):
         if side.get("outcome") == "impossible":
             return 0
-        if side.get("automatic"):
-            return int(side["successes"])
+        if side.get("automatic") or side.get("willpower"):
+            return int(side["successes"])  # an automatic or a Willpower success: no 1s cancel it
         return int(side["hits"]) - int(side["ones"])
     if isinstance(side, int) and not isinstance(side, bool):
         return side

@@ -47,6 +47,7 @@ from eventlog.event_types import (
     CHARACTER_CREATED,
     CHARACTER_FAVOURITE_ADDED,
     CHARACTER_FAVOURITE_REMOVED,
+    CHARACTER_WILLPOWER_RESTORED,
     CHECK_CALL_CLOSED,
     CHECK_CALLED,
     CHECK_DRAMATIC_FAILURE_TAKEN,
@@ -84,6 +85,7 @@ CHAIN_ONLY_TYPES = frozenset(
         CHARACTER_CHANGED,
         CHARACTER_FAVOURITE_ADDED,
         CHARACTER_FAVOURITE_REMOVED,
+        CHARACTER_WILLPOWER_RESTORED,
         CHAPTER_STARTED,
         CHAPTER_ENDED,
         SCENE_STARTED,
@@ -649,7 +651,11 @@ class StreamVerifier:
         if "failed_attempt" in payload:  # recorded since rolls.rules; older events decide it later
             first = rolls[0]
             expected = failed_attempt(
-                system, payload["task"], first["character_id"], first["result"]
+                system,
+                payload["task"],
+                first["character_id"],
+                first["result"],
+                bool(first["rules"].get("not_escalating")),
             )
             if payload["failed_attempt"] != expected:
                 recorded = payload["failed_attempt"]

@@ -10,6 +10,7 @@ export const EVENT = Object.freeze({
   CHARACTER_CHANGED: "character.changed",
   CHARACTER_FAVOURITE_ADDED: "character.favourite_added",
   CHARACTER_FAVOURITE_REMOVED: "character.favourite_removed",
+  CHARACTER_WILLPOWER_RESTORED: "character.willpower_restored",
   CHAPTER_STARTED: "chapter.started",
   CHAPTER_ENDED: "chapter.ended",
   SESSION_STARTED: "session.started",

@@ -21,6 +21,14 @@ export function eyeSlash(label) {
   return icon(EYE_SLASH, label);
 }
 
+// Circumstances a roll records, and who set them (the server's words, translated).
+const CIRCUMSTANCES = { under_pressure: "circ_under_pressure", extended: "circ_extended", stressful: "circ_stressful" };
+const SET_BY = { player: "by_player", gm: "by_gm", call: "by_call", default: "by_default" };
+
+function signedNumber(n) {
+  return n < 0 ? `−${Math.abs(n)}` : `+${n}`;
+}
+
 function signed(n) {
   return n < 0 ? `− ${Math.abs(n)}` : `+ ${n}`;
 }
@@ -41,6 +49,12 @@ export function breakdown(system, roll) {
   const parts = [];
   lines.forEach((line, i) => {
     const value = line.value;
+    if (line.cap !== undefined && line.cap !== null) {
+      // A group the cap cut: the rule's value and what the cap let through, as the server says.
+      const text = t("capped_line", { label: lineLabel(line), raw: signedNumber(line.raw), value: signedNumber(value) });
+      parts.push(h("span", { class: `bd bd-${line.kind} bd-capped` }, i === 0 ? null : h("span", { class: "op" }, "+"), h("span", { class: "bd-label" }, text)));
+      return;
+    }
     const op = i === 0 ? (value < 0 ? "−" : "") : value < 0 ? "−" : "+";
     parts.push(
       h(
@@ -70,7 +84,17 @@ export function breakdown(system, roll) {
     if (system === "d6pool" && check.pool <= 0) tail.push(t("desperate"));
   }
   const rules = roll.rules || {};
-  if (rules.attempt > 1) tail.push(t("attempt", { n: rules.attempt }));
+  const retry = rules.retry;
+  if (retry) {
+    // Storyteller: the retry raises the difficulty (never a term of the dice sum).
+    let text = t("retry_raise", { n: retry.attempt, raise: retry.raise });
+    if (retry.capped) text += `, ${t("difficulty_capped", { n: retry.difficulty })}`;
+    tail.push(text);
+  } else if (rules.attempt > 1) tail.push(t("attempt", { n: rules.attempt }));
+  const circumstances = roll.circumstances || {};
+  for (const [name, said] of Object.entries(circumstances)) {
+    if (said.value) tail.push(`${t(CIRCUMSTANCES[name] || name)} (${t(SET_BY[said.by] || said.by)})`);
+  }
   return h(
     "div",
     { class: "breakdown" },

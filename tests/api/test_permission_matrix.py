@@ -229,6 +229,10 @@ def _task_reset(w: World, who: str, r: Response) -> None:
     assert not TaskAttempts.objects.filter(campaign=w.campaign).exists()
 
 
+def _willpower_restored(w: World, who: str, r: Response) -> None:
+    assert Character.objects.get(pk=w.characters["alice"].pk).resources["willpower"] >= 2
+
+
 def _called(w: World, who: str, r: Response) -> None:
     assert r.json()["characters"] == [alice_char(w)]
 
@@ -400,6 +404,9 @@ CASES: list[Case] = [
     Case("task.reset", "POST", "api-task-reset", lambda w, who: w.url("tasks/reset/"),
          gm_only(204), world="cofd_manual", verify=_task_reset,
          body=lambda w, who: {"character": alice_char(w), "task": "pick the lock"}),
+    Case("willpower.restore", "POST", "api-willpower",
+         lambda w, who: w.url(f"characters/{alice_char(w)}/willpower/"), gm_only(200),
+         world="cofd_manual", verify=_willpower_restored, body=lambda w, who: {"amount": 2}),
     # Calls for a check.
     Case("calls.list", "GET", "api-calls", lambda w, who: w.url("calls/"), members(200),
          verify=_calls_for_me),

@@ -29,6 +29,9 @@ def test_a_new_campaign_has_the_default_rule_options_and_its_creator_as_gm(users
         "beat_on_dramatic_failure": False,
         "retry_penalty": True,
         "modifier_cap": 5,
+        "chance_die_explodes": False,
+        "under_pressure": False,
+        "extended": False,
         "manual_dice": False,
     }
     assert Membership.objects.get(campaign=campaign).role == "gm"

@@ -179,7 +179,7 @@ def test_intentional_dramatic_failure_per_scene_unlimited_and_off(table, users):
     for _ in range(3):
         check = unlimited.roll("alice", **failure)
         unlimited.post("alice", f"checks/{check['seq']}/dramatic-failure/", expect=200)
-    unlimited.post("alice", f"checks/{check['seq']}/dramatic-failure/", expect=400)  # not twice
+    unlimited.post("alice", f"checks/{check['seq']}/dramatic-failure/", expect=409)  # not twice
     assert unlimited.character("alice").resources["beats"] == 3
 
     off = table("cofd", intentional_dramatic_failure="off")
@@ -397,7 +397,8 @@ def test_the_gm_calls_for_a_check_and_the_player_answers_it(table):
     assert [c["id"] for c in t.get("alice", "calls/")] == [call["id"]]
     assert t.get("boris", "calls/") == []
     t.roll("boris", expect=403, call=call["id"], faces=[2] * 5)
-    answer = t.roll("alice", call=call["id"], traits=["Wits"], faces=[2, 3, 4, 5, 9])
+    t.roll("alice", expect=400, call=call["id"], traits=["Wits"], faces=[2, 3, 4, 5, 9])
+    answer = t.roll("alice", call=call["id"], faces=[2, 3, 4, 5, 9])
     assert answer["visibility"] == "blind" and answer["redacted"] is True
     gm_view = t.get("gm", f"checks/{answer['seq']}/")
     assert first_roll(gm_view)["check"]["pool"] == 5, "the GM's call decides the traits"

@@ -70,7 +70,7 @@ def _two_sided(system: str, campaign: Campaign, users, hero, npc) -> None:
 def _followups(system: str, campaign: Campaign, users, hero) -> None:
     alice, mine = users["alice"], {"character": str(hero.pk), **TRAITS[system]}
     if system == "cofd":
-        helper = roll(campaign, alice, character=str(hero.pk), traits=["Wits"])
+        helper = roll(campaign, users["gm"], pool=2)  # a helper is another's roll (RULES 3.7)
         roll(campaign, alice, **mine, helpers=[helper.seq])
         failed = _until(
             lambda: roll(campaign, alice, character=str(hero.pk), traits=["Wits"]),

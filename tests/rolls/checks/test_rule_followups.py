@@ -1,0 +1,73 @@
+"""Follow-ups after a roll: the intentional dramatic failure (RULES 3.5) and Fortune (RULES 4.2),
+items 3, 5 and 6 of #12."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from rolls.models import Check, RuleUse
+from tests.rolls.checks.conftest import first_roll
+from tests.rolls.checks.rulebook import refused, set_options
+from tests.rolls.checks.test_concurrency import N, run_at_once
+
+
+def test_a_second_dramatic_failure_on_the_same_roll_is_a_conflict(table):
+    t = table("cofd", intentional_dramatic_failure="unlimited")
+    check = t.roll("alice", traits=["Wits"], faces=[2, 3, 4])
+    t.post("alice", f"checks/{check['seq']}/dramatic-failure/", expect=200)
+    body = refused(t, "alice", f"checks/{check['seq']}/dramatic-failure/", {}, 409, "check")
+    assert "already" in str(body)
+    assert t.character("alice").resources["beats"] == 1
+
+
+def test_a_natural_dramatic_failure_or_a_success_cannot_be_converted(table):
+    t = table("cofd", intentional_dramatic_failure="unlimited")
+    chance = t.roll("alice", pool=-3, traits=["Wits"], faces=[1])
+    refused(t, "alice", f"checks/{chance['seq']}/dramatic-failure/", {}, 400, "check")
+    win = t.roll("alice", traits=["Wits"], faces=[8, 3, 4])
+    refused(t, "alice", f"checks/{win['seq']}/dramatic-failure/", {}, 400, "check")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_fifty_concurrent_dramatic_failures_on_one_roll_one_winner_49_conflicts(table, users):
+    t = table("cofd", intentional_dramatic_failure="unlimited")
+    check = t.roll("alice", traits=["Wits"], faces=[2, 3, 4])
+    path = f"{t.url}/checks/{check['seq']}/dramatic-failure/"
+    statuses = run_at_once(users["alice"], [(path, {})] * N)
+    assert Counter(statuses) == {200: 1, 409: N - 1}
+    assert t.character("alice").resources["beats"] == 1
+    assert RuleUse.objects.filter(rule="intentional_dramatic_failure").count() == 1
+    assert Check.objects.get(campaign=t.campaign, seq=check["seq"]).outcome == "dramatic_failure"
+
+
+def test_fortune_on_an_automatic_failure_is_refused_and_costs_nothing(table):
+    t = table("age")
+    check = t.roll("alice", traits=["Dexterity"], focus_required=True, target=11, faces=[])
+    assert check["outcome"] == "auto_failure"
+    body = refused(
+        t, "alice", f"checks/{check['seq']}/fortune/", {"die": 0, "value": 4}, 409, "check"
+    )
+    assert "no dice" in str(body)
+    assert t.character("alice").resources["fortune"] == 6
+
+
+def test_fortune_on_a_roll_made_while_fortune_dice_were_off_says_so(table):
+    t = table("age", fortune_dice=False)
+    check = t.roll("alice", traits=["Dexterity"], target=11, faces=[1, 3, 3])
+    set_options(t, fortune_dice=True)
+    body = refused(
+        t, "alice", f"checks/{check['seq']}/fortune/", {"die": 0, "value": 4}, 409, "check"
+    )
+    assert "made without Fortune dice" in str(body)
+    assert "are off" not in str(body)
+    fresh = t.roll("alice", traits=["Dexterity"], target=11, faces=[1, 3, 3])
+    set_options(t, fortune_dice=False)
+    body = refused(
+        t, "alice", f"checks/{fresh['seq']}/fortune/", {"die": 0, "value": 4}, 409, "check"
+    )
+    assert "off in this campaign" in str(body)
+    assert t.character("alice").resources["fortune"] == 6
+    assert first_roll(t.get("alice", f"checks/{fresh['seq']}/"))["result"]["total"] == 10
