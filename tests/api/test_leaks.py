@@ -9,15 +9,22 @@ import re
 from typing import Any
 
 import pytest
+from django.conf import settings as _settings
 from django.test import Client
+from django.utils import translation as _translation
 
 from campaign import services
+from rolls.reads.visibility import HIDDEN_ROLL
 from tests.api.conftest import World, dump
+
+# The one refusal about a hidden roll, in the language a request without preferences gets.
+with _translation.override(_settings.LANGUAGE_CODE):
+    HIDDEN_TEXT = str(HIDDEN_ROLL)
 
 pytestmark = pytest.mark.django_db
 
 HIDDEN_REFUSAL = {
-    "check": ["only the GM acts on a hidden roll until it is revealed"],
+    "check": [HIDDEN_TEXT],
     "code": "permission_denied",
 }
 COFD_FAILURE, COFD_SUCCESS = [1, 2, 3, 4, 5], [8, 9, 8, 2, 1]
@@ -156,7 +163,7 @@ def test_a_hidden_helper_roll_does_not_tell_its_successes_through_the_pool(build
         answers[0].json()
         == answers[1].json()
         == {
-            "helpers": ["only the GM acts on a hidden roll until it is revealed"],
+            "helpers": [HIDDEN_TEXT],
             "code": "permission_denied",
         }
     )

@@ -16,15 +16,22 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from django.conf import settings as _settings
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import translation as _translation
 
 from campaign import services
 from campaign.models import Event, Membership
 from rolls.live.broadcast import group_all, group_gm, group_user, messages_for
 from rolls.live.consumers import LiveFeedConsumer
 from rolls.reads.selectors import events_for
+from rolls.reads.visibility import HIDDEN_ROLL
 from tests.api.conftest import World, dump
+
+# The one refusal about a hidden roll, in the language a request without preferences gets.
+with _translation.override(_settings.LANGUAGE_CODE):
+    HIDDEN_TEXT = str(HIDDEN_ROLL)
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +40,7 @@ TASK = "the vault door"
 FAILURE = [1, 2, 3, 4, 5]
 VIEWERS = ("gm", "alice", "boris", "olga", "late", "removed")
 HIDDEN_REFUSAL = {
-    "check": ["only the GM acts on a hidden roll until it is revealed"],
+    "check": [HIDDEN_TEXT],
     "code": "permission_denied",
 }
 CASES = [

@@ -5,15 +5,22 @@ frame whatever the roll holds, as over REST."""
 from __future__ import annotations
 
 import pytest
+from django.conf import settings as _settings
+from django.utils import translation as _translation
 
+from rolls.reads.visibility import HIDDEN_ROLL
 from tests.live.conftest import SUCCESS
+
+# The one refusal about a hidden roll, in the language a request without preferences gets.
+with _translation.override(_settings.LANGUAGE_CODE):
+    HIDDEN_TEXT = str(HIDDEN_ROLL)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HIDDEN = {
     "type": "error",
     "field": "check",
-    "message": "only the GM acts on a hidden roll until it is revealed",
+    "message": HIDDEN_TEXT,
     "code": "permission_denied",
 }
 
