@@ -7,6 +7,7 @@ from playwright.sync_api import expect
 
 from campaign import services
 from rolls.checks import services as roll_services
+from tests.browser.test_accessibility import violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
 
@@ -37,6 +38,7 @@ def test_a_player_reads_the_luck_report_and_the_chronicle(accounts, open_page):
     expect(page.locator("svg.strip circle")).to_have_count(2)  # her two rolls, not the blind one
     expect(page.locator("figure.histogram")).to_have_count(1)
     expect(page.get_by_text("Marianne").first).to_be_visible()
+    assert violations(page) == []  # axe: no critical or serious violation
 
     page.get_by_role("link", name="Chronicle").click()
     page.wait_for_url("**/sessions/1/chronicle/")
@@ -46,6 +48,7 @@ def test_a_player_reads_the_luck_report_and_the_chronicle(accounts, open_page):
     expect(page.get_by_text("secret", exact=False)).to_have_count(0)
     expect(entries.filter(has_text="hidden roll")).to_have_count(1)
     expect(page.locator(".proof")).to_contain_text("Receipt")
+    assert violations(page) == []
     with page.expect_download() as download:
         page.get_by_role("link", name="Download Markdown").click()
     assert "read the runes" in download.value.path().read_text()
