@@ -11,8 +11,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from campaign.access import membership_of
-from campaign.models import Campaign, Membership, Session
+from campaign.models import Campaign, Role, Session
+from pages.views import member_of_campaign
 from rolls import luck
 from rolls.reads.chronicle import session_chronicle
 from rolls.reads.luck import luck_report
@@ -22,14 +22,6 @@ from rolls.words import OUTCOMES
 SURPRISING = 0.05
 STRIP_WIDTH = 400
 BAR_AREA = 110
-
-
-def _member(request: HttpRequest, campaign_id: int) -> tuple[Campaign, Membership]:
-    campaign = Campaign.objects.filter(pk=campaign_id).first()
-    membership = membership_of(campaign, request.user) if campaign else None
-    if campaign is None or membership is None:
-        raise Http404  # the same answer for "no such campaign" and "not yours"
-    return campaign, membership
 
 
 def _session(campaign: Campaign, number: int) -> Session:
@@ -128,7 +120,7 @@ def _proof_line(verification: dict[str, Any]) -> str:
 
 @login_required
 def luck_page(request: HttpRequest, campaign_id: int, number: int | None = None) -> HttpResponse:
-    campaign, membership = _member(request, campaign_id)
+    campaign, membership = member_of_campaign(request, campaign_id)
     session = None if number is None else _session(campaign, number)
     report = luck_report(campaign=campaign, membership=membership, session=session)
     json_url = (
@@ -141,7 +133,7 @@ def luck_page(request: HttpRequest, campaign_id: int, number: int | None = None)
         "reports/luck.html",
         {
             "campaign": campaign,
-            "is_gm": membership.role == "gm",
+            "is_gm": membership.role == Role.GM,
             "page_name": "report",
             "session": session,
             "sessions": Session.objects.filter(campaign=campaign).order_by("number"),
@@ -156,7 +148,7 @@ def luck_page(request: HttpRequest, campaign_id: int, number: int | None = None)
 
 @login_required
 def chronicle_page(request: HttpRequest, campaign_id: int, number: int) -> HttpResponse:
-    campaign, membership = _member(request, campaign_id)
+    campaign, membership = member_of_campaign(request, campaign_id)
     session = _session(campaign, number)
     chronicle = session_chronicle(campaign=campaign, membership=membership, session=session)
     api = reverse("api-chronicle", args=[campaign.pk, session.number])
@@ -165,7 +157,7 @@ def chronicle_page(request: HttpRequest, campaign_id: int, number: int) -> HttpR
         "reports/chronicle.html",
         {
             "campaign": campaign,
-            "is_gm": membership.role == "gm",
+            "is_gm": membership.role == Role.GM,
             "page_name": "report",
             "session": session,
             "chronicle": chronicle,

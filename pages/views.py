@@ -160,7 +160,7 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     return render(request, "campaign/join.html", {"campaign": campaign, "code": code})
 
 
-def _membership(request: HttpRequest, campaign_id: int) -> tuple[Campaign, Membership]:
+def member_of_campaign(request: HttpRequest, campaign_id: int) -> tuple[Campaign, Membership]:
     """The campaign and my membership; 404 for non-members, as in the API."""
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     membership = membership_of(campaign, request.user) if campaign else None
@@ -171,7 +171,7 @@ def _membership(request: HttpRequest, campaign_id: int) -> tuple[Campaign, Membe
 
 @login_required
 def campaign_entry(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    _, membership = _membership(request, campaign_id)
+    _, membership = member_of_campaign(request, campaign_id)
     return redirect("gm" if membership.role == Role.GM else "play", campaign_id=campaign_id)
 
 
@@ -226,7 +226,7 @@ def _page(
 @login_required
 @ensure_csrf_cookie
 def gm_dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign, membership = _membership(request, campaign_id)
+    campaign, membership = member_of_campaign(request, campaign_id)
     if membership.role != Role.GM:
         raise PermissionDenied(_("Only the game master opens the dashboard."))
     invite = request.build_absolute_uri(reverse("join", args=[campaign.invite_code]))
@@ -243,7 +243,7 @@ def gm_dashboard(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @ensure_csrf_cookie
 def play(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign, membership = _membership(request, campaign_id)
+    campaign, membership = member_of_campaign(request, campaign_id)
     return _page(request, "campaign/play.html", campaign, membership)
 
 
@@ -339,7 +339,7 @@ def audit(request: HttpRequest, campaign_id: int | None = None) -> HttpResponse:
     )
     by_campaign = {m.campaign_id: m for m in memberships}
     if campaign_id is not None:
-        _membership(request, campaign_id)
+        member_of_campaign(request, campaign_id)
     query = request.GET.copy()
     if campaign_id is not None:
         query["campaign"] = str(campaign_id)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from campaign.access import membership_of
 from campaign.errors import DomainError
-from campaign.models import Campaign, Role
+from campaign.models import Role
+from pages.views import member_of_campaign
 from webhooks import services
 from webhooks.models import Webhook
 
@@ -22,10 +22,7 @@ LOG = 20
 @login_required
 @require_http_methods(["GET", "POST"])
 def webhooks_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = Campaign.objects.filter(pk=campaign_id).first()
-    membership = membership_of(campaign, request.user) if campaign else None
-    if campaign is None or membership is None:
-        raise Http404
+    campaign, membership = member_of_campaign(request, campaign_id)
     if membership.role != Role.GM:
         raise PermissionDenied(_("Only the game master manages webhooks."))
     error = None
