@@ -11,6 +11,7 @@ COPY accounts ./accounts
 COPY campaign ./campaign
 COPY rolls ./rolls
 COPY pages ./pages
+COPY webhooks ./webhooks
 RUN pip install --no-cache-dir .
 COPY . .
 RUN DEBUG=0 SECRET_KEY=collectstatic-only python manage.py collectstatic --noinput \
