@@ -12,7 +12,6 @@ import asyncio
 import itertools
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from campaign import services as campaign_services
 from campaign.models import Campaign, Character, Membership
 from rolls.reads.selectors import events_for
+from tests.faults.services import Redis as PrivateRedis  # one private redis-server for tests
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 15  # seconds: the bound on any single wait in these tests
@@ -164,54 +164,9 @@ def start_servers(transactional_db, tmp_path: Path) -> Iterator[Callable[..., li
         server.stop()
 
 
-@dataclass
-class Redis:
-    """A private redis-server (CI's flags), stopped and restarted at will."""
-
-    directory: Path
-    port: int = 0
-    process: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> Redis:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.fail("this test needs redis-server on PATH")
-        if not self.port:
-            probe = _free_socket()
-            self.port = probe.getsockname()[1]
-            probe.close()
-        self.process = subprocess.Popen(
-            [
-                *(binary, "--bind", "127.0.0.1", "--port", str(self.port)),
-                *("--save", "", "--appendonly", "no", "--dir", str(self.directory)),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as probe:
-                    probe.sendall(b"PING\r\n")
-                    if probe.recv(16).startswith(b"+PONG"):
-                        return self
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("redis-server did not answer PING")
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()  # SIGTERM: a clean shutdown; --save "" keeps nothing
-            self.process.wait(timeout=10)
-
-
 @pytest.fixture
-def private_redis(tmp_path: Path) -> Iterator[Redis]:
-    redis = Redis(directory=tmp_path).start()
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    redis = PrivateRedis(directory=tmp_path).start()
     yield redis
     redis.stop()
 
