@@ -16,8 +16,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from campaign.models import Campaign, Event, Membership, Session
+from campaign.models import Campaign, Character, Event, Membership, Session
 from eventlog import event_types as types
+from rolls.models import Check
 from rolls.reads.present import present_events
 from rolls.words import outcome_name
 
@@ -76,7 +77,7 @@ def session_chronicle(*, campaign: Campaign, membership: Membership, session: Se
         session_number=session.number,
         session_title=session.title,
         entries=[entry for entry in entries if entry is not None],
-        gains=_gains(presented),
+        gains=_gains(campaign, presented),
         proof=_proof(presented),
     )
 
@@ -178,22 +179,24 @@ def _describe(result: Mapping[str, Any]) -> str:
     return ""
 
 
-def _gains(presented: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    """Beats and other resources the session's visible rolls and follow-ups gave or took."""
-    names: dict[str, str] = {}
+def _gains(campaign: Campaign, presented: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """What the session's visible rolls (with their follow-ups) and the GM's restores did to
+    resources: read from what the projection recorded per check, never re-decided here."""
+    names = {
+        str(character.pk): character.name
+        for character in Character.objects.filter(campaign=campaign).only("id", "name")
+    }
+    rolled = [s["seq"] for s in presented if s["type"] == types.CHECK_ROLLED and not s["redacted"]]
     gains: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    recorded = Check.objects.filter(campaign=campaign, seq__in=rolled)
+    for changes_by_character in recorded.values_list("resource_changes", flat=True):
+        for character, changes in changes_by_character.items():
+            for name, delta in changes.items():
+                gains[character][name] += delta
     for shown in presented:
-        if shown.get("redacted"):
-            continue
-        payload = shown.get("payload") or {}
-        for roll in payload.get("rolls") or ():
-            if roll.get("character_id"):
-                names[roll["character_id"]] = roll.get("character_name") or "?"
-        character = shown.get("character")
-        if shown["type"] == types.CHECK_DRAMATIC_FAILURE_TAKEN and character:
-            gains[character]["beats"] += 1
-        elif shown["type"] == types.CHECK_FORTUNE_SPENT and character:
-            gains[character]["fortune"] -= int(payload.get("cost") or 0)
+        if shown["type"] == types.CHARACTER_WILLPOWER_RESTORED and not shown["redacted"]:
+            payload = shown["payload"]
+            gains[str(payload["character_id"])]["willpower"] += int(payload["amount"])
     return {
         names.get(character, character): dict(changes)
         for character, changes in gains.items()

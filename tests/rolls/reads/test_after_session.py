@@ -154,3 +154,18 @@ def test_the_report_says_whether_the_stored_verification_covers_its_rolls(played
     assert t.get("gm", "report/")["verification"]["covers"] is True
     t.roll("alice", faces=[2, 2, 2, 2, 2, 2, 2], **STORYTELLER)
     assert t.get("gm", "report/")["verification"]["covers"] is False  # a roll since
+
+
+def test_the_chronicle_counts_what_the_visible_rolls_gave(table):
+    t = table("cofd")
+    public = t.roll("alice", traits=["Wits", "Occult"], faces=[1, 2, 3, 4, 5])
+    t.post("alice", f"checks/{public['seq']}/dramatic-failure/", expect=200)
+    secret = t.roll("boris", traits=["Wits", "Occult"], visibility="private", faces=[1, 2, 3, 4, 5])
+    t.post("boris", f"checks/{secret['seq']}/dramatic-failure/", expect=200)
+    gains = {who: t.get(who, "sessions/1/chronicle/")["gains"] for who in ("alice", "boris", "gm")}
+    assert gains["alice"] == {"Alice's hero": {"beats": 1}}  # boris's private Beat stays his
+    assert (
+        gains["boris"]
+        == gains["gm"]
+        == {"Alice's hero": {"beats": 1}, "Boris's hero": {"beats": 1}}
+    )
