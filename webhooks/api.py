@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -65,7 +66,7 @@ class WebhookListView(WriteView):
         known = {"url", "event_types", "format", "language", "secret"}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise InvalidInput(unknown[0], "unknown field")
+            raise InvalidInput(unknown[0], gettext("unknown field"))
         webhook = services.create_webhook(
             campaign=campaign, actor=request.user, **{k: data.get(k) for k in known if k in data}
         )

@@ -88,7 +88,8 @@ def _drain(webhook: Webhook, now: datetime) -> int:
         )
         if delivery.next_attempt_at and delivery.next_attempt_at > now:
             break  # in order: later events wait behind this one
-        ok, code, error = _send(webhook, event)
+        with translation.override(webhook.language):  # the delivery log speaks the hook's language
+            ok, code, error = _send(webhook, event)
         delivery.attempts += 1
         delivery.response_code, delivery.error = code, error[:300]
         if ok:

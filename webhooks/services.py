@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from campaign.access import require_gm
 from campaign.errors import InvalidInput, NotFound
@@ -42,12 +43,12 @@ LANGUAGES = ("ru", "en")
 def check_url(url: Any, *, field: str = "url") -> str:
     """An http(s) URL that does not point into the server's own network (unless allowed)."""
     if not isinstance(url, str) or not url or len(url) > 500:
-        raise InvalidInput(field, "an http:// or https:// URL of at most 500 characters")
+        raise InvalidInput(field, _("an http:// or https:// URL of at most 500 characters"))
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInput(field, "an http:// or https:// URL with a host")
+        raise InvalidInput(field, _("an http:// or https:// URL with a host"))
     if not settings.WEBHOOK_ALLOW_PRIVATE and _private(parts.hostname, parts.port):
-        raise InvalidInput(field, "this address is in a private network; webhooks go out only")
+        raise InvalidInput(field, _("this address is in a private network; webhooks go out only"))
     return url
 
 
@@ -67,10 +68,11 @@ def _event_types(value: Any) -> list[str]:
     if value in (None, ""):
         return []
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise InvalidInput("event_types", "a list of event types")
+        raise InvalidInput("event_types", _("a list of event types"))
     unknown = sorted(set(value) - set(EVENT_TYPES))
     if unknown:
-        raise InvalidInput("event_types", f"unknown event types: {', '.join(unknown[:5])}")
+        listed = ", ".join(unknown[:5])
+        raise InvalidInput("event_types", _("unknown event types: {types}").format(types=listed))
     return sorted(set(value))
 
 
@@ -89,15 +91,16 @@ def create_webhook(
     require_gm(campaign, actor)
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     if Webhook.objects.filter(campaign=campaign).count() >= MAX_WEBHOOKS:
-        raise InvalidInput("url", f"a campaign has at most {MAX_WEBHOOKS} webhooks")
+        raise InvalidInput("url", _("a campaign has at most {n} webhooks").format(n=MAX_WEBHOOKS))
     if format not in Webhook.Format.values:
-        raise InvalidInput("format", f"one of {', '.join(Webhook.Format.values)}")
+        formats = ", ".join(Webhook.Format.values)
+        raise InvalidInput("format", _("one of {choices}").format(choices=formats))
     if language not in LANGUAGES:
-        raise InvalidInput("language", f"one of {', '.join(LANGUAGES)}")
+        raise InvalidInput("language", _("one of {choices}").format(choices=", ".join(LANGUAGES)))
     if secret in (None, ""):
         secret = secrets.token_hex(32)
     elif not isinstance(secret, str) or not 16 <= len(secret) <= 64:
-        raise InvalidInput("secret", "16 to 64 characters, or leave it out to get one")
+        raise InvalidInput("secret", _("16 to 64 characters, or leave it out to get one"))
     webhook = Webhook.objects.create(
         campaign=campaign,
         url=check_url(url),
@@ -121,7 +124,7 @@ def _sender_may_start() -> None:
 def webhook_of(campaign: Campaign, webhook_id: Any) -> Webhook:
     webhook = Webhook.objects.filter(campaign=campaign, pk=_int(webhook_id)).first()
     if webhook is None:
-        raise NotFound("webhook", "no such webhook in this campaign")
+        raise NotFound("webhook", _("no such webhook in this campaign"))
     return webhook
 
 

@@ -249,3 +249,14 @@ def test_a_webhook_without_a_url_is_a_clear_400(table):
     t = table("cofd")
     assert "url" in t.post("gm", "webhooks/", {}, expect=400)
     assert "url" in t.post("gm", "webhooks/", {"format": "json"}, expect=400)
+
+
+def test_an_address_that_turned_private_is_refused_at_send_time(table, receiver, settings):
+    t = table("cofd")
+    hook = _hook(t, receiver.url, event_types=["check.rolled"], language="en")  # allowed then
+    settings.WEBHOOK_ALLOW_PRIVATE = False  # now the loopback address is off limits
+    roll = t.roll("alice", traits=["Wits"], faces=[9, 2, 3])
+    assert dispatch.deliver_due() == 0
+    assert receiver.requests == []
+    delivery = Delivery.objects.get(webhook_id=hook["id"], seq=roll["seq"])
+    assert "private network" in delivery.error and delivery.status == "pending"
