@@ -63,6 +63,9 @@ class CheckSerializer(serializers.Serializer):
     dice_marks = serializers.JSONField(
         required=False, help_text="per roll, chains of dice with their marks (docs/websocket.md)"
     )
+    roll_terms = serializers.JSONField(
+        required=False, help_text="per roll, what it rolls as named terms (docs/websocket.md)"
+    )
     follow_ups = serializers.JSONField(
         required=False, help_text="the follow-ups I may apply now, with choices and costs"
     )
@@ -99,6 +102,7 @@ class EventSerializer(serializers.Serializer):
     prev_hash = serializers.CharField(help_text="the previous event's hash (the chain link)")
     hash = serializers.CharField(help_text="this event's chain hash; keep the last as a receipt")
     dice_marks = serializers.JSONField(required=False, help_text="check events: which dice counted")
+    roll_terms = serializers.JSONField(required=False, help_text="check events: what each rolls")
     follow_ups = serializers.JSONField(required=False, help_text="check events: what I may apply")
 
 

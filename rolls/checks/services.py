@@ -63,6 +63,7 @@ from rolls.checks.rolling import (
 from rolls.models import Check, TaskAttempts
 from rolls.rules import failed_attempt, option, task_key
 from rolls.systems import cofd
+from rolls.systems.marks import roll_terms
 
 # Parts of a request that belong to one roll only: its dice, the call it answered, its helpers.
 NOT_REPEATED = ("faces", "call", "helpers", "client_seed")  # a repeat brings its own entropy
@@ -292,6 +293,7 @@ def preview_odds(
         "check": assembled.check,
         "breakdown": assembled.breakdown,
         "rules": assembled.rules,
+        "terms": roll_terms(campaign.system, assembled.check),  # what it rolls, decided here
         "odds": chances,
     }
 

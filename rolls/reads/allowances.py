@@ -9,6 +9,31 @@ from campaign.models import Campaign, Chapter, Character, Membership, Role, Scen
 from rolls.models import RuleUse, TaskAttempts
 from rolls.reads.known import known_uses, resources_for
 from rolls.reads.present import follow_ups_by_seq
+from rolls.rules import option
+
+# CofD's intentional dramatic failure: the period its limit counts in, by the option's mode.
+DRAMATIC_FAILURE_PERIOD = {"per_chapter": "chapter", "per_scene": "scene"}
+
+
+def _flag_rules(campaign: Campaign) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Which allowances the panels show (rule, period): per character and for the table,
+    decided by the campaign's options here so the pages pick no rows from modes (#11)."""
+    system, options = campaign.system, campaign.options
+    per_character: list[tuple[str, str]] = []
+    per_table: list[tuple[str, str]] = []
+    if system == "storyteller":
+        scope = option(options, system, "free_botch")
+        if scope == "per_character":
+            per_character.append(("free_botch", "session"))
+        elif scope == "per_table":
+            per_table.append(("free_botch", "session"))
+    if system == "cofd":
+        period = DRAMATIC_FAILURE_PERIOD.get(
+            option(options, system, "intentional_dramatic_failure")
+        )
+        if period is not None:  # off, or unlimited: nothing to track
+            per_character.append(("dramatic_failure", period))
+    return per_character, per_table
 
 
 def allowances_for(
@@ -39,24 +64,34 @@ def allowances_for(
             {"character": str(t.character_id), "task": t.task, "failures": t.failures}
             for t in TaskAttempts.objects.filter(campaign=campaign).order_by("task")
         ]
+    flag_rules, table_rules = _flag_rules(campaign)
     characters = []
     sheet_rows = list(Character.objects.filter(campaign=campaign))
     resources = resources_for(membership, sheet_rows)
     for character in sheet_rows:
         mine = [u for u in uses if u.character_id == character.pk]
+        used = {
+            "free_botch": any(u.rule == "free_botch" for u in mine),
+            "dramatic_failure": any(u.rule == "intentional_dramatic_failure" for u in mine),
+        }
         characters.append(
             {
                 "id": str(character.pk),
                 "name": character.name,
                 "owner_id": character.owner_id,
                 "resources": resources[str(character.pk)],
-                "free_botch_used": any(u.rule == "free_botch" for u in mine),
-                "dramatic_failure_used": any(
-                    u.rule == "intentional_dramatic_failure" for u in mine
-                ),
+                "free_botch_used": used["free_botch"],
+                "dramatic_failure_used": used["dramatic_failure"],
+                # What the panels show for this character, as the options decide.
+                "flags": [
+                    {"rule": rule, "period": period, "used": used[rule]}
+                    for rule, period in flag_rules
+                ],
             }
         )
     offered, first_seq = follow_ups_by_seq(campaign, membership, head)
+    # Any free botch consumed this session spends the table's (README: scoping rule).
+    table_used = any(u.rule == "free_botch" and u.period_id == session_pk for u in uses)
     return {
         "head_seq": head,
         "system": campaign.system,
@@ -64,10 +99,10 @@ def allowances_for(
         "session": session.number if session else None,
         "chapter": chapter.number if chapter else None,
         "scene": scene.number if scene else None,
-        # Any free botch consumed this session spends the table's (README: scoping rule).
-        "table_free_botch_used": any(
-            u.rule == "free_botch" and u.period_id == session_pk for u in uses
-        ),
+        "table_free_botch_used": table_used,
+        "table_flags": [
+            {"rule": rule, "period": period, "used": table_used} for rule, period in table_rules
+        ],
         "characters": characters,
         "retries": retries,
         "follow_ups": offered,

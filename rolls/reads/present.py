@@ -21,7 +21,7 @@ from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
 from rolls.checks import eligibility
 from rolls.models import Check
 from rolls.reads.visibility import Facts, may_see
-from rolls.systems.marks import dice_marks
+from rolls.systems.marks import dice_marks, roll_terms
 
 FEED_LIMIT = 50  # the first paint; older rolls load on demand (GET …/checks/?before=)
 # Follow-ups point at the check they belong to; its visibility governs them.
@@ -31,6 +31,11 @@ CHECK_EVENT_TYPES = (CHECK_ROLLED, *FOLLOWUP_TYPES)
 def marks_of(system: str, data: dict[str, Any]) -> list[list[list[dict[str, Any]]]]:
     """The dice marks of every roll of a check (its data or its event's payload)."""
     return [dice_marks(system, roll["check"], roll["result"]) for roll in data.get("rolls", [])]
+
+
+def terms_of(system: str, data: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """What every roll of a check rolled, as named terms (``rolls.systems.marks.roll_terms``)."""
+    return [roll_terms(system, roll["check"]) for roll in data.get("rolls", [])]
 
 
 def present_check(
@@ -61,6 +66,7 @@ def present_check(
         "manual": check.manual,
         "data": data,
         "dice_marks": marks_of(check.system, data),
+        "roll_terms": terms_of(check.system, data),
         "follow_ups": eligibility.offers(check, viewer, now or _now(check.campaign_id, viewer)),
     }
 
@@ -150,6 +156,7 @@ class _EventPresenter:
             return shown
         if event.type == CHECK_ROLLED:
             shown["dice_marks"] = marks_of(event.payload["system"], event.payload)
+            shown["roll_terms"] = terms_of(event.payload["system"], event.payload)
         check = self.checks.get(_target_seq(event) or 0) if event.type != CHECK_ROLLED else None
         if check is not None:  # a follow-up: the first roll as it amended it
             roll = check.event.payload["rolls"][0]
@@ -158,6 +165,7 @@ class _EventPresenter:
                 **{k: event.payload[k] for k in ("check", "result") if k in event.payload},
             }
             shown["dice_marks"] = marks_of(check.system, {"rolls": [amended]})
+            shown["roll_terms"] = terms_of(check.system, {"rolls": [amended]})
         shown["follow_ups"] = []
         if eligibility.may_act(viewer):
             check = self.checks.get(_target_seq(event) or 0)

@@ -7,6 +7,13 @@ rolled and the face Fortune set (AGE). Each die is ``{"face", "sides", "marks"}`
 ``exploded``, ``chance``, ``drama``, ``fortune`` and ``double``. The JS draws these marks and
 holds no threshold of its own (a desperate d6pool roll under ``all_sixes`` counts only 6s).
 
+``roll_terms(system, check)`` says what a check rolls, after its breakdown's sum, in words the
+pages translate by name: ``{"term": "pool_dice", "n": 5}``, ``{"term": "chance_die"}``,
+``{"term": "desperate"}``, ``{"term": "difficulty", "n": 6}``, ``{"term": "again_8"}``,
+``{"term": "again_none"}``, ``{"term": "rote"}``, ``{"term": "dice_sum", "dice": "3d6",
+"bonus": 7}`` (the AGE focus's +2 included), ``{"term": "vs_tn", "n": 11}``. The JS prints them
+and decides none (issue #11): no chance-die pool, desperate pool or focus bonus in the browser.
+
 Pure Python, derived only from what the result records, so an old event is marked the same way
 as a new one; tests check that the marks agree with the engine's own counts.
 """
@@ -16,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import age, cofd, d6pool, storyteller
+from . import age, cofd, d6pool, nice_damnit, storyteller
+from .errors import RuleError
 
 Die = dict[str, Any]
 Chain = list[Die]
@@ -135,3 +143,71 @@ def dice_marks(system: str, check: Mapping[str, Any], result: Mapping[str, Any])
     """The dice of one resolved roll, in chains, each die with the marks the rules give it."""
     marker = _MARKERS.get(system)
     return marker(check or {}, result or {}) if marker else []
+
+
+Term = dict[str, Any]
+
+
+def _pool_terms(check: Mapping[str, Any]) -> list[Term]:
+    pool = check.get("pool")
+    return [{"term": "pool_dice", "n": pool}] if isinstance(pool, int) else []
+
+
+def _cofd_terms(check: Mapping[str, Any]) -> list[Term]:
+    p = cofd.parse(check)
+    terms = (
+        [{"term": "chance_die"}] if p.pool <= 0 else [{"term": "pool_dice", "n": p.pool}]
+    )  # §3.2: a pool of 0 or less rolls a chance die
+    if p.again is None:
+        terms.append({"term": "again_none"})
+    elif p.again != 10:  # 10-again is every roll's: said only when it is not
+        terms.append({"term": f"again_{p.again}"})
+    if p.rote:
+        terms.append({"term": "rote"})
+    return terms
+
+
+def _d6pool_terms(check: Mapping[str, Any]) -> list[Term]:
+    p = d6pool.parse(check)
+    terms = [{"term": "pool_dice", "n": p.pool}]
+    if d6pool.dice_count(p.pool) != p.pool:  # §1.3: below one die, the desperate roll
+        terms.append({"term": "desperate"})
+    return terms
+
+
+def _storyteller_terms(check: Mapping[str, Any]) -> list[Term]:
+    p = storyteller.parse(check)
+    return [{"term": "pool_dice", "n": p.pool}, {"term": "difficulty", "n": p.difficulty}]
+
+
+def _age_terms(check: Mapping[str, Any]) -> list[Term]:
+    p = age.parse(check)
+    terms = [{"term": "dice_sum", "dice": f"3d{age.SIDES}", "bonus": age.bonus(p)}]
+    if p.target is not None:
+        terms.append({"term": "vs_tn", "n": p.target})
+    return terms
+
+
+def _nice_damnit_terms(check: Mapping[str, Any]) -> list[Term]:
+    p = nice_damnit.parse(check)
+    return [{"term": "dice_sum", "dice": f"2d{nice_damnit.SIDES}", "bonus": p.bonus}]
+
+
+_TERMS: dict[str, Callable[[Mapping[str, Any]], list[Term]]] = {
+    "d6pool": _d6pool_terms,
+    "storyteller": _storyteller_terms,
+    "cofd": _cofd_terms,
+    "age": _age_terms,
+    "nice_damnit": _nice_damnit_terms,
+}
+
+
+def roll_terms(system: str, check: Mapping[str, Any]) -> list[Term]:
+    """What ``check`` rolls, as named terms the pages print after the breakdown's sum."""
+    terms = _TERMS.get(system)
+    if terms is None or not isinstance(check, Mapping):
+        return []
+    try:
+        return terms(check)
+    except RuleError:  # a check the engine would refuse names no more than its pool
+        return _pool_terms(check)

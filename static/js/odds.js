@@ -24,7 +24,7 @@ export function oddsChart(system, answer, title) {
     "figure",
     { class: "odds" },
     h("figcaption", {}, title || t("odds")),
-    breakdown(system, { breakdown: answer.breakdown, check: answer.check, rules: answer.rules }),
+    breakdown(system, { breakdown: answer.breakdown, check: answer.check, rules: answer.rules }, answer.terms),
     h("ul", { class: "odds-rows" }, rows),
     dist ? histogram(dist, t(distKind)) : null,
   );

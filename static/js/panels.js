@@ -236,17 +236,14 @@ export function renderState(table) {
 function stateBox(table, box) {
   clear(box);
   const state = table.state;
-  const options = table.campaign.options || {};
   const system = table.campaign.system;
   const rows = (state.characters || []).map((c) => {
     const cells = [];
     for (const [name, value] of Object.entries(c.resources || {})) {
       cells.push(h("span", { class: `resource res-${name}` }, h("span", { class: "res-name" }, S.resources[name] || name), h("strong", {}, String(value))));
     }
-    if (system === "storyteller" && options.free_botch === "per_character") cells.push(flag(t("free_botch"), c.free_botch_used));
-    if (system === "cofd" && options.intentional_dramatic_failure && !["off", "unlimited"].includes(options.intentional_dramatic_failure)) {
-      cells.push(flag(`${t("dramatic_failure_state")} (${t(options.intentional_dramatic_failure === "per_scene" ? "this_scene" : "this_chapter")})`, c.dramatic_failure_used));
-    }
+    // The allowances the campaign's options track, as the server lists them (`flags`).
+    for (const f of c.flags || []) cells.push(flag(flagLabel(f), f.used));
     if (system === "nice_damnit") {
       const chips = chipsThisSession(table, c.id);
       cells.push(h("span", { class: "resource" }, h("span", { class: "res-name" }, t("chips")), h("span", { class: "chip-pair" }, h("span", { class: "nice" }, `Nice! ${chips.nice}`), " · ", h("span", { class: "damnit" }, `Damnit! ${chips.damnit}`))));
@@ -254,7 +251,7 @@ function stateBox(table, box) {
     return h("li", { class: "state-row", "data-character": c.id }, h("strong", { class: "state-name" }, c.name), h("span", { class: "state-cells" }, cells));
   });
   box.append(h("ul", { class: "state-list" }, rows.length ? rows : h("li", { class: "muted" }, t("no_characters"))));
-  if (system === "storyteller" && options.free_botch === "per_table") box.append(h("p", {}, flag(t("table_free_botch"), state.table_free_botch_used)));
+  for (const f of state.table_flags || []) box.append(h("p", {}, flag(flagLabel(f, true), f.used)));
   if (["storyteller", "cofd"].includes(system) && table.isGm) {
     const retries = (state.retries || []).map((r) =>
       h(
@@ -283,7 +280,14 @@ function stateBox(table, box) {
   }
 }
 
-function flag(label, used) {
+// An allowance's name: the rule and the period it counts in, both named by the server.
+export function flagLabel(f, table = false) {
+  if (f.rule === "free_botch") return t(table ? "table_free_botch" : "free_botch");
+  if (f.rule === "dramatic_failure") return `${t("dramatic_failure_state")} (${t(`this_${f.period}`)})`;
+  return f.rule;
+}
+
+export function flag(label, used) {
   return h("span", { class: `rule-flag ${used ? "used" : "free"}` }, h("span", { class: "dot", "aria-hidden": "true" }), `${label}: ${used ? t("used") : t("available")}`);
 }
 

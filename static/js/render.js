@@ -42,10 +42,23 @@ function lineLabel(line) {
   return line.label;
 }
 
+// A term the server named (docs/websocket.md, `roll_terms`), in words.
+const TERM_TEXT = {
+  pool_dice: (term) => plural("pool_dice", term.n),
+  difficulty: (term) => `${t("difficulty")} ${term.n}`,
+  dice_sum: (term) => `${term.dice} ${signed(term.bonus)}`,
+  vs_tn: (term) => t("vs_tn", { n: term.n }),
+};
+
+function termText(term) {
+  const text = TERM_TEXT[term.term];
+  if (text) return text(term);
+  return term.term in S.t ? t(term.term) : null; // an unknown term is ignored
+}
+
 // "Wits 3 + Investigation 3 + Crime scenes 1 − 2 = 5 dice · 8-again · rote"
-export function breakdown(system, roll) {
+export function breakdown(system, roll, terms) {
   const lines = roll.breakdown || [];
-  const check = roll.check || {};
   const parts = [];
   lines.forEach((line, i) => {
     const value = line.value;
@@ -67,22 +80,9 @@ export function breakdown(system, roll) {
       ),
     );
   });
-  const tail = [];
-  if (system === "age") {
-    tail.push(`3d6 ${signed(check.ability + (check.focus ? 2 : 0) + (check.modifier || 0))}`);
-    if (check.target) tail.push(t("vs_tn", { n: check.target }));
-  } else if (system === "nice_damnit") {
-    tail.push(`2d10 ${signed(check.bonus || 0)}`);
-  } else if (typeof check.pool === "number") {
-    tail.push(check.pool <= 0 && system === "cofd" ? t("chance_die") : plural("pool_dice", check.pool));
-    if (system === "storyteller") tail.push(`${t("difficulty")} ${check.difficulty}`);
-    if (system === "cofd") {
-      if (check.again === null) tail.push(t("again_none"));
-      else if (check.again && check.again !== 10) tail.push(t(`again_${check.again}`));
-      if (check.rote) tail.push(t("rote"));
-    }
-    if (system === "d6pool" && check.pool <= 0) tail.push(t("desperate"));
-  }
+  // What the roll rolls, in the server's terms (`roll_terms`): no chance-die pool, desperate
+  // pool or focus bonus is decided here.
+  const tail = (terms || []).map(termText).filter(Boolean);
   const rules = roll.rules || {};
   const retry = rules.retry;
   if (retry) {
@@ -184,7 +184,7 @@ export function checkItem(check, ctx) {
       "div",
       { class: "roll-line" },
       rolls.length > 1 ? h("div", { class: "roll-sub" }, roll.character_name || t("npc"), roll.label ? ` — ${roll.label}` : "") : null,
-      breakdown(system, roll),
+      breakdown(system, roll, (check.roll_terms || [])[index]),
       h("div", { class: "roll-result" }, drawRoll(system, roll, marks[index]), outcome(system, roll)),
     ),
   );

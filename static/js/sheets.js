@@ -5,6 +5,7 @@ import { clear, h, jsonScript, rebuildIfChanged } from "./dom.js";
 import { S, t } from "./i18n.js";
 import { ROLLABLE } from "./composer.js";
 import { templateEditor } from "./sheeteditor.js";
+import { flag, flagLabel } from "./panels.js";
 
 // The system's sheet template, where the server sends one (then the editor is built from it).
 const TEMPLATE = jsonScript("sheet-template");
@@ -63,18 +64,9 @@ export function sheetCard(character, table, { onTrait, onEdit, flags = true } = 
       h("strong", { class: "res-value" }, String(value)),
     ),
   );
-  const rules = [];
-  if (!flags) {
-    /* the GM dashboard shows these in its rule-state panel */
-  } else if (system === "storyteller" && (table.campaign.options || {}).free_botch === "per_character") {
-    rules.push(ruleFlag(t("free_botch"), stateRow.free_botch_used));
-  }
-  if (flags && system === "cofd" && (table.campaign.options || {}).intentional_dramatic_failure !== "off") {
-    const mode = (table.campaign.options || {}).intentional_dramatic_failure || "per_chapter";
-    if (mode !== "unlimited") {
-      rules.push(ruleFlag(`${t("dramatic_failure_state")} (${t(mode === "per_scene" ? "this_scene" : "this_chapter")})`, stateRow.dramatic_failure_used));
-    }
-  }
+  // The allowances the campaign's options track, as the server lists them; the GM dashboard
+  // shows them in its rule-state panel instead.
+  const rules = flags ? (stateRow.flags || []).map((f) => flag(flagLabel(f), f.used)) : [];
   const owner = table.usernames.get(character.owner_id);
   return h(
     "section",
@@ -90,10 +82,6 @@ export function sheetCard(character, table, { onTrait, onEdit, flags = true } = 
     rules.length ? h("div", { class: "rule-flags" }, rules) : null,
     h("div", { class: "sheet-groups" }, sections),
   );
-}
-
-function ruleFlag(label, used) {
-  return h("span", { class: `rule-flag ${used ? "used" : "free"}` }, h("span", { class: "dot", "aria-hidden": "true" }), `${label}: ${used ? t("used") : t("available")}`);
 }
 
 // --- the editor -----------------------------------------------------------------------------

@@ -165,6 +165,7 @@ export class Table {
     if (event.type === EVENT.CHECK_FORTUNE_SPENT) check.data.fortune_spent = true;
     check.outcome = first.result.outcome;
     if (event.dice_marks) check.dice_marks = [...event.dice_marks, ...(check.dice_marks || []).slice(1)];
+    if (event.roll_terms) check.roll_terms = [...event.roll_terms, ...(check.roll_terms || []).slice(1)];
     if (event.follow_ups) check.follow_ups = event.follow_ups;
     check.receivedAt = performance.now();
   }
@@ -315,6 +316,7 @@ function checkFromEvent(event) {
     manual: p.dice === "manual",
     data: p,
     dice_marks: event.dice_marks || [],
+    roll_terms: event.roll_terms || [],
     follow_ups: event.follow_ups || [],
   };
 }
