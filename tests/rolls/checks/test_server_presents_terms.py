@@ -72,7 +72,12 @@ def test_the_parse_preview_carries_the_terms(table):
         ("storyteller", {"free_botch": "per_table"}, [], [("free_botch", "session")]),
         ("storyteller", {"free_botch": "off"}, [], []),
         ("cofd", {}, [("dramatic_failure", "chapter")], []),
-        ("cofd", {"intentional_dramatic_failure": "per_scene"}, [("dramatic_failure", "scene")], []),
+        (
+            "cofd",
+            {"intentional_dramatic_failure": "per_scene"},
+            [("dramatic_failure", "scene")],
+            [],
+        ),
         ("cofd", {"intentional_dramatic_failure": "unlimited"}, [], []),
         ("cofd", {"intentional_dramatic_failure": "off"}, [], []),
         ("age", {}, [], []),
