@@ -33,6 +33,7 @@ SYSTEM_KEYS: dict[str, tuple[str, ...]] = {
         "under_pressure",
         "extended",
         "willpower",
+        "resistance",
     ),
     "age": ("target", "focus", "active", "focus_required"),
     "nice_damnit": (),
@@ -42,7 +43,17 @@ SYSTEM_KEYS: dict[str, tuple[str, ...]] = {
 # Modifier groups the server computes from the log and the rules; a request naming one would
 # stand in for (or cancel) the server's decision, so requests may not use them (#12, item 8).
 SERVER_GROUPS = frozenset(
-    {"teamwork", "retry", "willpower", "specialty", "adrenaline", "actions", "opposed", "cap"}
+    {
+        "teamwork",
+        "retry",
+        "willpower",
+        "specialty",
+        "adrenaline",
+        "actions",
+        "opposed",
+        "cap",
+        "resistance",
+    }
 )
 # Circumstances: who sets them is recorded with the roll (``circumstances``), and the GM sets
 # the campaign's default as a rule option of the same name.
@@ -341,6 +352,19 @@ def _cofd(sheet, request, options, state) -> Assembled:
         bonus = cofd.willpower_bonus()
         dice += bonus
         lines.append({"label": "Willpower", "value": bonus, "kind": "willpower"})
+    resistance = request.get("resistance")  # read by the service (requests.read_resistance)
+    if resistance:
+        # README "Resistance": the target's trait is a part of the pool, not a modifier group:
+        # the ±cap of RULES 3.2 does not cut it. Willpower raises the trait by 2.
+        dice -= resistance["value"]
+        lines.append({"label": resistance["label"], "value": -resistance["value"],
+                      "kind": "resistance"})  # fmt: skip
+        if resistance["willpower"]:
+            raised = cofd.willpower_bonus(resistance=True)
+            dice -= raised
+            lines.append(
+                {"label": "resistance_willpower", "value": -raised, "kind": "resistance_willpower"}
+            )
     mods = modifiers_of(request)
     circumstances = _circumstances("cofd", request, options, state)
     penalty = cofd.retry_penalty(
@@ -374,6 +398,10 @@ def _cofd(sheet, request, options, state) -> Assembled:
         rules["teamwork_bonus"] = state.teamwork_bonus
     if willpower:
         rules["willpower"] = 1
+    if resistance:
+        rules["resistance"] = resistance["value"]
+        if resistance["willpower"]:
+            rules["resistance_willpower"] = {"character": resistance["character"], "points": 1}
     return Assembled(check, lines, rules, circumstances)
 
 

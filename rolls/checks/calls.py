@@ -11,10 +11,11 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from campaign.access import require_gm
-from campaign.errors import InvalidInput, NotFound
+from campaign.errors import DomainError, InvalidInput, NotFound
 from campaign.limits import MAX_REQUEST_BYTES, check_stored_size
 from campaign.models import (
     Campaign,
+    Membership,
 )
 from eventlog.event_types import CHECK_CALL_CLOSED, CHECK_CALLED
 from eventlog.stream import append_event, lock_stream
@@ -26,6 +27,7 @@ from rolls.checks.requests import (
     find_character,
     parse_uuid,
     refuse_unknown_fields,
+    with_resistance,
 )
 from rolls.models import CheckCall
 
@@ -51,9 +53,18 @@ def call_for_check(
     # What an answer carries (character, faces, Willpower, client seed) is never the call's.
     allowed = (COMMON_KEYS | set(SYSTEM_KEYS[campaign.system])) - ANSWER_KEYS
     refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
+    gm = Membership.objects.get(campaign=campaign, user=actor)
     for character in characters:  # the call must be rollable by everyone it names
+        try:
+            resisted = with_resistance(campaign, gm, spec, character)
+        except DomainError as error:  # named where it is in the call
+            raise type(error)(f"request.{error.field}", error.message) from error
         assemble_from_sheet(
-            campaign, character, spec, RollContext(life_or_death_allowed=True), prefix="request."
+            campaign,
+            character,
+            resisted,
+            RollContext(life_or_death_allowed=True),
+            prefix="request.",
         )
     call_id = uuid.uuid4()
     append_event(

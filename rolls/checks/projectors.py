@@ -97,6 +97,11 @@ def _check_rolled(event: Event) -> None:
             _add_resource(
                 roll["character_id"], "willpower", -roll["willpower_spent"], _check_row(event)
             )
+        resisting = roll.get("resistance_willpower_spent")
+        if resisting:  # CofD: the resisting character raised their trait with Willpower
+            _add_resource(
+                resisting["character_id"], "willpower", -resisting["points"], _check_row(event)
+            )
     for helper_seq in data.get("helpers", []):
         RuleUse.objects.create(
             campaign_id=event.campaign_id, rule="helper", period_id=None, check_seq=helper_seq

@@ -9,11 +9,12 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
+from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
 from campaign.models import (
     Campaign,
     Character,
     Membership,
+    Role,
     Session,
 )
 from rolls.checks.assembly import Assembled, RollContext, assemble
@@ -208,3 +209,106 @@ def custom_traits(campaign: Campaign) -> dict[str, str]:
             for name in values if isinstance(values, dict) else ():
                 names.setdefault(name, group)
     return names
+
+
+# CofD: a resistance (the target's trait subtracted from the roller's pool, "vs Composure").
+RESISTANCE_KEYS = {"character", "traits", "value", "willpower"}
+MAX_RESISTANCE = 20
+
+
+def read_resistance(
+    campaign: Campaign,
+    membership: Membership,
+    data: Mapping[str, Any],
+    roller: Character | None,
+    called: bool = False,
+) -> dict[str, Any] | None:
+    """CofD's ``resistance``: ``{"character"?, "traits"? | "value"?, "willpower"?}`` read into
+    ``{"value", "label", "willpower", "character"}`` for the assembly (README: Resistance).
+
+    The traits are read from the resisting character's sheet (a trait it lacks counts 0, as in a
+    roll); ``value`` is a bare rating (an NPC without a sheet). ``willpower`` spends 1 of the
+    resisting character's Willpower for +2 to the trait: whoever controls that character
+    declares it (the GM, its player, or the GM's call), never the roller of another's side.
+    """
+    raw = data.get("resistance")
+    if raw is None:
+        return None
+    if campaign.system != "cofd":
+        message = _("not a field of a {system} check").format(system=campaign.system)
+        raise InvalidInput("resistance", message)
+    if not isinstance(raw, Mapping) or set(raw) - RESISTANCE_KEYS:
+        raise InvalidInput(
+            "resistance", _("a resistance has character, traits or value, and willpower")
+        )
+    other = find_character(campaign, raw.get("character"), "resistance.character")
+    if other is not None and roller is not None and other.pk == roller.pk:
+        raise InvalidInput("resistance.character", _("a character does not resist their own roll"))
+    traits, value = raw.get("traits"), raw.get("value")
+    if (traits is None) == (value is None):
+        raise InvalidInput("resistance", _("name the resisting traits or give the rating"))
+    if traits is not None:
+        if other is None:
+            raise InvalidInput(
+                "resistance.character", _("whose traits these are: name the character")
+            )
+        if (
+            not isinstance(traits, list)
+            or not 1 <= len(traits) <= 2
+            or not all(isinstance(name, str) for name in traits)
+        ):
+            raise InvalidInput("resistance.traits", _("name one or two traits"))
+        keys, sheet, _missing = call_rules(
+            sheet_for_roll, campaign.system, other.traits, traits, prefix="resistance."
+        )
+        value = sum(
+            next(sheet[g][key] for g in ("attributes", "skills") if key in sheet.get(g, {}))
+            for key in keys
+        )
+        label = f"{' + '.join(keys)} ({other.name})"
+    else:
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or not 0 <= value <= MAX_RESISTANCE
+        ):
+            raise InvalidInput(
+                "resistance.value",
+                _("expected an integer from {low} to {high}").format(low=0, high=MAX_RESISTANCE),
+            )
+        label = str(value) if other is None else f"{value} ({other.name})"
+    willpower = raw.get("willpower", False)
+    if not isinstance(willpower, bool):
+        raise InvalidInput("resistance.willpower", _("expected true or false"))
+    if willpower:
+        if other is None:
+            raise InvalidInput("resistance.willpower", _("Willpower is spent by a character"))
+        controls = membership.role == Role.GM or (
+            membership.role == Role.PLAYER and other.owner_id == membership.user_id
+        )
+        if not (controls or called):
+            raise NotAllowed(
+                "resistance.willpower",
+                _("Willpower is spent by whoever plays {name}").format(name=other.name),
+            )
+    return {
+        "value": value,
+        "label": label[:60],
+        "willpower": willpower,
+        "character": str(other.pk) if other is not None else None,
+    }
+
+
+def with_resistance(
+    campaign: Campaign,
+    membership: Membership,
+    spec: Mapping[str, Any],
+    roller: Character | None,
+    called: bool = False,
+) -> dict[str, Any]:
+    """``spec`` with its resistance read (``read_resistance``), ready for the assembly."""
+    spec = dict(spec)
+    resistance = read_resistance(campaign, membership, spec, roller, called)
+    if resistance is not None:
+        spec["resistance"] = resistance
+    return spec

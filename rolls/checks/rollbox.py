@@ -147,5 +147,21 @@ def roll_again(
     unknown = sorted(set(changes) - {"visibility", "faces"})
     if unknown:
         raise InvalidInput(unknown[0], _("unknown field"))
-    repeated = {k: v for k, v in request.items() if k not in NOT_REPEATED}
+    repeated = _resistance_as_recorded_before(
+        campaign.system, {k: v for k, v in request.items() if k not in NOT_REPEATED}
+    )
     return check_roll(campaign=campaign, actor=actor, request={**repeated, **changes})
+
+
+def _resistance_as_recorded_before(system: str, request: dict[str, Any]) -> dict[str, Any]:
+    """CofD rolls recorded before resistances had their own field kept one as a modifier of the
+    group ``resistance`` (now the server's): roll it again as the rating it was."""
+    modifiers = request.get("modifiers")
+    if system != "cofd" or not isinstance(modifiers, list) or "resistance" in request:
+        return request
+    old = [m for m in modifiers if isinstance(m, Mapping) and m.get("group") == "resistance"]
+    if not old:
+        return request
+    kept = [m for m in modifiers if m not in old]
+    value = -sum(m.get("value", 0) for m in old if isinstance(m.get("value"), int))
+    return {**request, "modifiers": kept, "resistance": {"value": max(0, value)}}

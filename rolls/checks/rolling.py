@@ -175,14 +175,14 @@ def spend_willpower(system: str, rolls: list[dict[str, Any]]) -> None:
         require_willpower(Character.objects.get(pk=character_id), points)
 
 
-def require_willpower(character: Character | None, points: int) -> None:
+def require_willpower(character: Character | None, points: int, field: str = "willpower") -> None:
     """The balance, as read under the stream lock, covers the spend (409 naming the field)."""
     if character is None:
-        raise InvalidInput("willpower", _("Willpower is spent by a character"))
+        raise InvalidInput(field, _("Willpower is spent by a character"))
     balance = int(character.resources.get("willpower", 0))
     if points > balance:
         raise Conflict(
-            "willpower",
+            field,
             _("{name} has {balance} Willpower; this roll needs {points}").format(
                 name=character.name, balance=balance, points=points
             ),

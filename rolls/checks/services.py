@@ -49,6 +49,7 @@ from rolls.checks.requests import (
     helper_checks,
     refuse_unknown_fields,
     text_field,
+    with_resistance,
 )
 from rolls.checks.rolling import (
     FreeBotches,
@@ -119,10 +120,18 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         )
     label = text_field(data, "label", 200)
     task = text_field(data, "task", 120)
+    # The GM's call decides a resistance and its Willpower; else whoever controls the side.
+    resisted = with_resistance(campaign, membership, data, character, called=call is not None)
+    resistance = resisted.get("resistance")
+    resister = None
+    if resistance and resistance["willpower"]:
+        resister = Character.objects.get(pk=resistance["character"])
     if data.get("willpower") is True:
         # Before any die is drawn: with server dice a refusal after rolling would meet the
         # same faces at the same seq on the next try.
         require_willpower(character, 1)
+    if resister is not None:
+        require_willpower(resister, 1, field="resistance.willpower")
     seq = campaign.head_seq + 1
     manual = bool(option(options, system, "manual_dice"))
     roller = Roller(campaign, session, seq, data.get("faces"), manual, client_seed)
@@ -159,9 +168,11 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         )
     else:
         kind = "single"
-        assembled = build(data, character, state)
+        assembled = build(resisted, character, state)
         faces, result = roller.roll(system, assembled.check, 1)
         rolls = [roll_entry(character, data, assembled, faces, result)]
+        if resister is not None:  # the resisting character's spend, taken off by the projector
+            rolls[0]["resistance_willpower_spent"] = {"character_id": str(resister.pk), "points": 1}
     spend_willpower(system, rolls)
 
     for entry in rolls:
@@ -286,6 +297,7 @@ def preview_odds(
         )
     spec = {k: v for k, v in data.items() if k not in ("against", "actions", "helpers", "mode")}
     refuse_unknown_fields(spec, COMMON_KEYS | set(SYSTEM_KEYS[campaign.system]), campaign.system)
+    spec = with_resistance(campaign, membership, spec, character)
     assembled = assemble_from_sheet(campaign, character, spec, state)
     chances = call_rules(systems.odds, campaign.system, assembled.check)
     return {

@@ -18,7 +18,6 @@ from typing import Any
 from rolls.systems.errors import RuleError
 from rolls.systems.errors import gettext_noop as _
 from rolls.systems.sheets import TEMPLATES, fold
-from rolls.systems.traits import sheet_for_roll
 
 MAX_TEXT = 300
 MAX_NUMBER = 100
@@ -33,6 +32,10 @@ VISIBILITY = {
     "вслепую": "blind",
 }
 VERSUS = {"vs", "vs.", "против"}
+# Spending 1 Willpower (Storyteller, CofD): on the roll, or after «vs» in CofD on the resistance.
+WILLPOWER = {"willpower", "wp", "воля"}
+WILLPOWER_PHRASES = {"сила воли"}
+WILLPOWER_SYSTEMS = ("storyteller", "cofd")
 EQUIPMENT = {"equipment", "gear", "tool", "tools", "снаряжение", "инструменты", "оружие"}
 DICE = re.compile(r"^(\d{1,3})d(\d{1,3})$")
 
@@ -130,6 +133,7 @@ class Side:
     pool: int | None = None
     modifiers: list[Any] = field(default_factory=list)
     character: str | None = None  # a name after @
+    willpower: bool = False  # CofD: the resisting character spends 1 Willpower (+2)
     start: int = 0
     end: int = 0
 
@@ -288,6 +292,8 @@ class _Parser:
         words = list(self.vocabulary.spellings)
         words += list(FLAGS[self.system]) + list(NUMBERED[self.system]) + sorted(VISIBILITY)
         words += ["vs"] + (list(D6POOL_DIFFICULTY) if self.system == "d6pool" else [])
+        if self.system in WILLPOWER_SYSTEMS:
+            words += [*WILLPOWER, *WILLPOWER_PHRASES]
         return sorted(set(words))
 
     def unknown(self, index: int) -> None:
@@ -343,6 +349,8 @@ class _Parser:
             self.at_character(i)
         elif folded in VERSUS:
             self.vs(i)
+        elif self.system in WILLPOWER_SYSTEMS and self.willpower_words(i):
+            self.willpower(i, self.willpower_words(i))
         elif folded in VISIBILITY:
             self.set_once(i, "visibility", VISIBILITY[folded])
             self.emit(i, i, "visibility", VISIBILITY[folded])
@@ -367,6 +375,27 @@ class _Parser:
             pass
         else:
             self.trait(i, sign=1)
+
+    def willpower_words(self, i: int) -> int:
+        """How many words from ``i`` say «Willpower» (0: none)."""
+        if fold(" ".join(self.word(k) for k in (i, i + 1))) in WILLPOWER_PHRASES:
+            return 2
+        return 1 if fold(self.word(i)) in WILLPOWER else 0
+
+    def willpower(self, i: int, size: int) -> None:
+        last = i + size - 1
+        if self.versus is not None and self.system == "cofd":
+            # After «vs»: the resisting character raises the trait by 2 (their Willpower).
+            if self.versus.willpower:
+                self.fail(i, _("«{word}» contradicts an earlier word of the line"))
+            self.versus.willpower = True
+            self.emit(i, last, "option", "resistance.willpower=True")
+        elif self.versus is not None:
+            self.fail(i, _("Willpower is spent by the one who rolls: write it before «vs»"))
+        else:
+            self.set_once(i, "willpower", True)
+            self.emit(i, last, "option", "willpower=True")
+        self.i = last + 1
 
     def trait(self, i: int, sign: int) -> None:
         remaining = [w for _, _, w in self.words[i : i + MAX_TRAIT_WORDS]]
@@ -423,6 +452,7 @@ class _Parser:
             or word.startswith(("#", "@", "("))
             or word.isdigit()
             or folded in VERSUS
+            or folded in WILLPOWER
             or folded in VISIBILITY
             or folded in FLAGS[self.system]
             or folded in NUMBERED[self.system]
@@ -587,6 +617,8 @@ def keywords(system_id: str) -> list[str]:
     """The roll box's own words for a system (for completion in the page)."""
     words = list(FLAGS[system_id]) + list(NUMBERED[system_id]) + list(CHIP_WORDS.get(system_id, ()))
     words += [*sorted(VISIBILITY), "vs"]
+    if system_id in WILLPOWER_SYSTEMS:
+        words += ["willpower", "wp", "воля", "сила воли"]
     if system_id == "d6pool":
         words += list(D6POOL_DIFFICULTY)
     return words
@@ -618,21 +650,16 @@ def with_versus(system_id: str, parsed: Parsed, target: Target | None) -> dict[s
             **where,
         )
     if system_id == "cofd":
-        total, names = versus.pool or 0, []
-        if versus.traits:
-            keys, sheet, _missing = sheet_for_roll(system_id, dict(target.sheet), versus.traits)
-            for key in keys:
-                group = next(g for g in ("attributes", "skills") if key in sheet.get(g, {}))
-                total += sheet[group][key]
-            names = keys
-        label = " + ".join(names) or str(total)
+        # A resistance: the server reads the traits from the target's sheet and the rating is
+        # a part of the pool, not a modifier group (README: Resistance).
+        resistance: dict[str, Any] = (
+            {"traits": list(versus.traits)} if versus.traits else {"value": versus.pool or 0}
+        )
         if target is not None:
-            label = f"{label} ({target.name})"
-        modifiers = [
-            *request.get("modifiers", []),
-            {"value": -total, "label": label[:60], "group": "resistance"},
-        ]
-        request["modifiers"] = modifiers
+            resistance["character"] = target.id
+        if versus.willpower:
+            resistance["willpower"] = True
+        request["resistance"] = resistance
         return request
     against = versus.spec()
     if target is not None:

@@ -113,8 +113,9 @@ def test_vs_a_character_is_a_cofd_resistance_from_their_sheet(table, users):
     body = parse(
         campaign, users["alice"], "Wits + Occult vs @Theo Composure", character=str(marianne.pk)
     ).json()
-    assert body["request"]["modifiers"] == [
-        {"value": -3, "label": "Composure (Theo Harris)", "group": "resistance"}
+    assert body["request"]["resistance"] == {"traits": ["Composure"], "character": str(_.pk)}
+    assert {"value": -3, "label": "Composure (Theo Harris)", "kind": "resistance"} in body[
+        "breakdown"
     ]
     assert body["check"]["pool"] == 3 + 2 - 3
     nobody = parse(

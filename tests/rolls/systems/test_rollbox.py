@@ -242,9 +242,11 @@ def test_vs_becomes_a_cofd_resistance_or_the_other_side():
 
     theo = Target("t-1", "Theo", {"attributes": {"Composure": 3, "Resolve": 2}})
     parsed = parse("cofd", "Wits + Occult vs Composure + Resolve", sheet=COFD)
+    # A resistance is its own field (the server reads the target's sheet; it is not a capped
+    # modifier group: README, Resistance).
     assert with_versus("cofd", parsed, theo) == {
         "traits": ["Wits", "Occult"],
-        "modifiers": [{"value": -5, "label": "Composure + Resolve (Theo)", "group": "resistance"}],
+        "resistance": {"traits": ["Composure", "Resolve"], "character": "t-1"},
     }
     with pytest.raises(RollBoxError) as caught:
         with_versus("cofd", parsed, None)
@@ -254,6 +256,35 @@ def test_vs_becomes_a_cofd_resistance_or_the_other_side():
         "traits": ["Dexterity", "Dodge"],
         "character": "t-1",
     }
-    assert with_versus("cofd", parse("cofd", "Wits vs 2"), None)["modifiers"] == [
-        {"value": -2, "label": "2", "group": "resistance"}
-    ]
+    assert with_versus("cofd", parse("cofd", "Wits vs 2"), None)["resistance"] == {"value": 2}
+
+
+@pytest.mark.parametrize("word", ["willpower", "WP", "воля", "Сила воли"])
+def test_the_willpower_word_in_both_languages(word):
+    assert parse("cofd", f"Wits + Occult {word}").request["willpower"] is True
+    assert parse("storyteller", f"{word} Dexterity + Brawl").request["willpower"] is True
+    # After «vs» in CofD: the resisting character's Willpower (+2 to the trait).
+    from rolls.systems.rollbox import Target, with_versus
+
+    theo = Target("t-1", "Theo", {"attributes": {"Composure": 3}})
+    parsed = parse("cofd", f"Wits vs Composure {word}")
+    assert "willpower" not in parsed.request
+    assert with_versus("cofd", parsed, theo)["resistance"] == {
+        "traits": ["Composure"],
+        "character": "t-1",
+        "willpower": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("system", "text", "word"),
+    [
+        ("nice_damnit", "Firearms wp", "wp"),  # no Willpower (AGE's is an ability)
+        ("cofd", "Wits vs Composure wp wp", "wp"),
+        ("storyteller", "Dexterity vs Dodge wp", "wp"),
+    ],
+)
+def test_willpower_words_out_of_place_point_at_the_word(system, text, word):
+    with pytest.raises(RollBoxError) as caught:
+        parse(system, text)
+    assert caught.value.word == word
