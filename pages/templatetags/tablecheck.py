@@ -369,6 +369,7 @@ JS_TEXT: dict[str, Any] = {
     "bd_dice": _("extra dice"),
     "bd_retry": _("retry"),
     "bd_willpower": _("Willpower"),
+    "bd_resistance_willpower": _("Willpower to resist"),
     "bd_teamwork": _("teamwork"),
     "bd_equipment": _("equipment"),
     "bd_adrenaline": _("adrenaline"),

@@ -18,7 +18,7 @@ export const ROLLABLE = {
 };
 const MAX_TRAITS = { age: 1 };
 // Declared for one roll only: never remembered, cleared once the roll is made.
-const TRANSIENT = new Set(["character", "faces", "willpower"]);
+const TRANSIENT = new Set(["character", "faces", "willpower", "resistance_willpower"]);
 
 export class Composer {
   constructor(table, form) {
@@ -205,8 +205,19 @@ export class Composer {
     }
     this.renderTraits();
     this.refreshSpecialties();
+    this.refreshResisters();
     this.showWillpower();
     this.rollbox?.renderFavourites();
+  }
+
+  // CofD: who resists (whose Willpower the resistance may spend); any character of the table.
+  refreshResisters() {
+    const select = $("#f-resister", this.form);
+    if (!select) return;
+    const previous = select.value;
+    clear(select);
+    select.append(h("option", { value: "" }, "—"));
+    for (const c of this.table.characters) select.append(h("option", { value: c.id, selected: c.id === previous }, c.name));
   }
 
   // The chosen character's Willpower beside the spend box (the server checks the balance).
@@ -326,6 +337,13 @@ export class Composer {
       if (flag("extended")) request.extended = true;
       if (flag("willpower")) request.willpower = true;
       if (f.get("specialty")) request.specialty = f.get("specialty");
+      // A resistance: the rating, whose it is, and whether they spend Willpower on it.
+      const resister = (f.get("resister") || "").toString();
+      if (num("resistance") || resister || flag("resistance_willpower")) {
+        request.resistance = { value: num("resistance") || 0 };
+        if (resister) request.resistance.character = resister;
+        if (flag("resistance_willpower")) request.resistance.willpower = true;
+      }
     } else if (this.system === "age") {
       const target = num("target");
       if (target) request.target = target;
@@ -439,6 +457,7 @@ export class Composer {
     this.showError("");
     if (this.form.elements.faces) this.form.elements.faces.value = "";
     if (this.form.elements.willpower) this.form.elements.willpower.checked = false;
+    if (this.form.elements.resistance_willpower) this.form.elements.resistance_willpower.checked = false;
   }
 
   // The roller sees what they rolled beside the button they pressed (on a phone the feed is
