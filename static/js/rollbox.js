@@ -9,8 +9,8 @@ import { oddsChart } from "./odds.js";
 
 // A few of the grammar's words per system, offered beside the trait names.
 const WORDS = {
-  cofd: ["rote", "8again", "9again", "noagain", "vs"],
-  storyteller: ["diff", "auto", "vs"],
+  cofd: ["rote", "8again", "9again", "noagain", "vs", "wp"],
+  storyteller: ["diff", "auto", "vs", "wp"],
   age: ["tn", "vs"],
   d6pool: ["easy", "hard", "vs"],
   nice_damnit: [],
