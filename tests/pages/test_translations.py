@@ -127,7 +127,9 @@ def test_every_text_the_pages_scripts_get_is_used_by_them():
     built = re.compile(
         r"^(bd_\w+|again_\d+|conn_\w+|(session|chapter|scene)_(started|ended|n)"
         r"|(start|end)_(session|chapter|scene)|\w+_(one|few|many|other)"
-        r"|dramatic_failure_hint_\w+)$"  # by the offer's `limit`, which the server names
+        r"|dramatic_failure_hint_\w+"  # by the offer's `limit`, which the server names
+        r"|again_none|desperate|chance_die|rote"  # terms the server names (`roll_terms`)
+        r"|this_(chapter|scene))$"  # the period of an allowance (`flags` of GET state/)
     )
     unused = [
         key
