@@ -40,10 +40,13 @@ def require_player_or_gm(campaign: Campaign | int, user: User | None) -> Members
     return membership
 
 
-def require_controls_character(membership: Membership, character: Character) -> None:
+def controls_character(membership: Membership, character: Character) -> bool:
     """GMs act for every character; a player only for characters they own."""
     if membership.role == Role.GM:
-        return
-    if membership.role == Role.PLAYER and character.owner_id == membership.user_id:
-        return
-    raise NotAllowed("character", _("you can only act for your own characters"))
+        return True
+    return membership.role == Role.PLAYER and character.owner_id == membership.user_id
+
+
+def require_controls_character(membership: Membership, character: Character) -> None:
+    if not controls_character(membership, character):
+        raise NotAllowed("character", _("you can only act for your own characters"))

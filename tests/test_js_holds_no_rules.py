@@ -86,6 +86,17 @@ def test_the_panels_pick_no_row_from_a_rule_option(name: str) -> None:
     assert not found, f"{name} decides from rule options what the server lists: {found}"
 
 
+# Whose characters a member rolls and answers calls for is the server's `acts_for` (the same
+# decision as campaign.access.controls_character); no page compares owners with "me".
+CONTROLS = r"owner_id\s*===\s*(this\.)?(table\.)?me\b|isGm\s*\|\|\s*\w+\.owner_id"
+
+
+@pytest.mark.parametrize("name", sorted(path.name for path in JS.glob("*.js")))
+def test_no_page_decides_who_controls_a_character(name: str) -> None:
+    match = re.search(CONTROLS, (JS / name).read_text())
+    assert match is None, f"{name} decides who controls a character: {match.group(0)}"
+
+
 def test_the_patterns_catch_the_old_code() -> None:
     """The old lines these tests replaced are caught (so the patterns are not vacuous)."""
     old_terms = (
@@ -104,6 +115,12 @@ def test_the_patterns_catch_the_old_code() -> None:
     )
     for line in old_panels:
         assert any(re.search(p, line) for p in PANEL_RULES.values()), line
+    old_controls = (
+        "return this.table.characters.filter((c) => this.gm || c.owner_id === this.table.me.id);",
+        "const mine = (character) => table.isGm || character.owner_id === table.me.id;",
+    )
+    for line in old_controls:
+        assert re.search(CONTROLS, line), line
 
 
 def test_the_hint_does_not_say_once_per_chapter_whatever_the_mode() -> None:

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaign import services
-from campaign.access import require_member
+from campaign.access import controls_character, require_member
 from campaign.api.serializers import (
     CampaignCreateSerializer,
     CampaignSerializer,
@@ -67,8 +67,10 @@ def character_data(characters: list[Character], membership: Membership) -> list[
 
     resources = resources_for(membership, characters)
     rows = CharacterSerializer(characters, many=True).data
-    for row in rows:
+    for row, character in zip(rows, characters, strict=True):
         row["resources"] = resources[str(row["id"])]
+        # Whether this member rolls and answers calls for it: decided here, not in the pages.
+        row["acts_for"] = controls_character(membership, character)
     return rows
 
 

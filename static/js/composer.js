@@ -146,9 +146,9 @@ export class Composer {
     this.updateOdds();
   }
 
-  // Characters this form can roll for: mine (players), everyone's (GM).
+  // Characters this form can roll for, as the server says (`acts_for`: mine, or all for a GM).
   candidates() {
-    return this.table.characters.filter((c) => this.gm || c.owner_id === this.table.me.id);
+    return this.table.characters.filter((c) => c.acts_for);
   }
 
   chosen() {

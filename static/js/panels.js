@@ -163,7 +163,7 @@ export function renderGmCalls(table) {
 export function renderPlayerCalls(table) {
   const box = $("#calls");
   if (!box) return;
-  const mine = new Set(table.characters.filter((c) => c.owner_id === table.me.id || table.isGm).map((c) => c.id));
+  const mine = new Set(table.characters.filter((c) => c.acts_for).map((c) => c.id));
   const cards = [];
   for (const call of table.calls) {
     for (const id of call.characters) {

@@ -8,7 +8,7 @@ import { Table } from "./table.js";
 const table = new Table();
 const form = $("#composer");
 const composer = form ? new Composer(table, form) : null;
-const mine = (character) => table.isGm || character.owner_id === table.me.id;
+const mine = (character) => character.acts_for; // the server's decision (`acts_for`)
 
 function sheets() {
   renderSheets($("#sheets"), table, {

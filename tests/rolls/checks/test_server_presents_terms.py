@@ -102,3 +102,11 @@ def test_a_used_allowance_is_flagged_used(table):
     t.roll("alice", traits=["Mental"], faces=[1, 3])  # a botch: the free botch spent
     row = character_state(t, "alice", viewer="alice")
     assert row["flags"] == [{"rule": "free_botch", "period": "session", "used": True}]
+
+
+def test_the_characters_say_whom_each_member_acts_for(table):
+    t = table("cofd")
+    mine = {t.characters["alice"].pk: True, t.characters["boris"].pk: False}
+    rows = t.get("alice", "characters/")
+    assert {row["id"]: row["acts_for"] for row in rows} == {str(k): v for k, v in mine.items()}
+    assert all(row["acts_for"] for row in t.get("gm", "characters/"))
