@@ -273,3 +273,33 @@ def assert_offers_match(page: Page, campaign: Any, label: str) -> None:
         drawn += [(int(value), int(face)) for face in faces]
     assert sorted(drawn) == server
     card.locator("summary").click()  # closed again
+
+
+def test_the_roll_form_spends_the_resisting_characters_willpower(accounts, open_page):
+    """CofD (#12): the GM's form takes a resistance, whose it is and their Willpower (+2)."""
+    campaign, characters = cofd_table(accounts, manual_dice=True)
+    theo = characters["boris"]
+    services.change_character(
+        campaign=campaign, actor=accounts["gm"], character=theo, resources={"willpower": 2}
+    )
+    gm = open_page("gm", f"/campaigns/{campaign.pk}/gm/")
+    live(gm)
+    composer = gm.locator("#composer")
+    composer.locator(".pick", has_text="Marianne").click()
+    gm.locator("#sheets section[aria-label=Marianne] button.trait", has_text="Wits").click()
+    gm.locator("#sheets section[aria-label=Marianne] button.trait", has_text="Occult").click()
+    composer.get_by_label("Resistance", exact=True).fill("2")
+    composer.get_by_label("Resisting character", exact=True).select_option(label="Theo")
+    composer.get_by_label("The resisting character spends 1 Willpower").check()
+    odds = gm.locator("#composer-odds .odds")
+    # Wits 3 + Occult 2 - Composure 2 - 2 for Willpower = 1 die, as the server's odds say.
+    expect(odds.locator(".breakdown")).to_contain_text("Willpower to resist")
+    expect(odds.locator(".breakdown")).to_contain_text("= 1 die")
+    composer.get_by_label("What for").fill("Stare him down")
+    composer.get_by_label("Faces of your physical dice").fill("9")
+    composer.get_by_role("button", name="Roll it now").click()
+    card = gm.locator("#feed article.roll", has_text="Stare him down")
+    expect(card).to_be_visible(timeout=LIVE)
+    expect(card.locator(".die.tone-hit")).to_have_count(1)
+    theo.refresh_from_db()
+    assert theo.resources["willpower"] == 1
