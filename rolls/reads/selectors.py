@@ -12,8 +12,9 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from campaign.errors import Conflict, InvalidInput
-from campaign.models import Event, Membership
+from campaign.models import Membership
 from eventlog.chain import GENESIS, is_chain_hash
+from eventlog.models import Event
 from rolls.reads.present import present_events
 
 

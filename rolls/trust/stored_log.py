@@ -17,8 +17,9 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from campaign.models import Campaign, Event
+from campaign.models import Campaign
 from eventlog.chain import GENESIS, document_hash, event_document, timestamp
+from eventlog.models import Event
 from eventlog.progress import Progress
 from rolls.models import VerificationCheckpoint
 from rolls.trust.verify import (

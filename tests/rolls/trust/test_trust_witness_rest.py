@@ -9,7 +9,8 @@ from django.test import Client
 from django.utils import translation
 
 from campaign import services
-from campaign.models import Campaign, Event
+from campaign.models import Campaign
+from eventlog.models import Event
 from tests.live.test_live_witness import restore_older_backup, rewrite_and_rehash
 from tests.rolls.trust.conftest import TRAITS, roll
 
