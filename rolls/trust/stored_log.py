@@ -18,7 +18,14 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from campaign.models import Campaign
-from eventlog.chain import GENESIS, document_hash, event_document, timestamp
+from eventlog.chain import (
+    GENESIS,
+    SEALED_PUBLIC_KEYS,
+    canonical_json,
+    document_hash,
+    event_document,
+    timestamp,
+)
 from eventlog.models import Event
 from eventlog.progress import Progress
 from rolls.models import VerificationCheckpoint
@@ -89,11 +96,10 @@ class Report:
 def event_rows(
     campaign_id: int, *, after: int = 0, until: int | None = None
 ) -> Iterator[dict[str, Any]]:
-    """A campaign's events as the plain dicts `rolls.trust.verify` checks (and exports carry)."""
-    events = Event.objects.filter(campaign_id=campaign_id, seq__gt=after)
-    if until is not None:
-        events = events.filter(seq__lte=until)
-    return _as_rows(campaign_id, events)
+    """A campaign's events as the plain dicts `rolls.trust.verify` checks (and exports carry),
+    the payload as the application reads it (on PostgreSQL: its jsonb)."""
+    for fields, _ in _proof_rows(campaign_id, after=after, until=until):
+        yield fields
 
 
 def _as_rows(campaign_id: int, events: QuerySet[Event]) -> Iterator[dict[str, Any]]:
@@ -102,19 +108,30 @@ def _as_rows(campaign_id: int, events: QuerySet[Event]) -> Iterator[dict[str, An
         yield event_document(campaign_id, *row)
 
 
-_RAW_CHAIN_SQL = (
+_RAW_SQL = (
     "SELECT seq, type, {payload}, actor_id, created_at, visibility, session_id, scene_id, "
-    "chapter_id, character_id, prev_hash, hash FROM campaign_event "
-    "WHERE campaign_id = %s AND seq <= %s ORDER BY seq"
+    "chapter_id, character_id, prev_hash, hash FROM {table} "
+    "WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
 )
+_FOREVER = 2**63 - 1
 
 
-def raw_chain_rows(campaign_id: int, until: int) -> Iterator[tuple]:
-    """The columns the chain covers, straight from the database: no ORM objects, and the
-    payload as the stored text (canonical JSON on SQLite, see eventlog.chain.CanonicalEncoder)."""
-    payload = "payload" if connection.vendor == "sqlite" else "payload::text"
+def raw_chain_rows(
+    campaign_id: int, until: int, *, after: int = 0, hashed_text: bool = True
+) -> Iterator[tuple]:
+    """The columns the chain covers, straight from the database: no ORM objects, the payload as
+    stored text. ``hashed_text``: the canonical JSON the hash covers (`Event.payload_text` on
+    PostgreSQL; SQLite's payload column is that text); otherwise, on PostgreSQL, the jsonb the
+    application reads, as PostgreSQL writes it (not canonical)."""
+    if connection.vendor == "sqlite":
+        payload = "payload"
+    elif hashed_text:
+        payload = "COALESCE(payload_text, payload::text)"  # rows appended without it
+    else:
+        payload = "payload::text"
+    sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(_RAW_CHAIN_SQL.format(payload=payload), [campaign_id, until])
+        cursor.execute(sql, [campaign_id, after, until])
         while rows := cursor.fetchmany(5000):
             yield from rows
 
@@ -139,51 +156,86 @@ def _quoted(value: str | None) -> str:
     return "null" if value is None else f'"{value}"'
 
 
+def _fields(campaign_id: int, row: tuple) -> tuple[dict[str, Any], str]:
+    """A raw row as the event document (payload still as its stored text) and its hash."""
+    seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
+    session, scene, chapter, character = (_uuid(value) for value in context)
+    fields = {
+        "campaign": campaign_id,
+        "seq": seq,
+        "type": type_,
+        "payload": payload,
+        "actor": actor,
+        "created_at": _iso(created),
+        "visibility": visibility,
+        "session": session,
+        "scene": scene,
+        "chapter": chapter,
+        "character": character,
+        "prev_hash": prev_hash,
+    }
+    return fields, hash_
+
+
 def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
     """The chain alone, fast: seqs 1..until without gaps, every link, every hash, ending at
-    ``head_hash``. A public event is hashed from its stored payload text as is (one SHA-256 over
-    a string, no JSON decoding); anything else, or a mismatch, is re-encoded the usual way. Says
-    only whether the chain holds: the full pass names what does not."""
+    ``head_hash``. Each event is hashed from its stored canonical payload text as is (one
+    SHA-256 over a string assembled around it, no JSON decoding; `_fast_hash`); a text that is
+    not canonical (a row appended without `payload_text`) is decoded and re-encoded. Says only
+    whether the chain holds: the full pass names what does not."""
     expected, prev = 1, GENESIS
     for row in raw_chain_rows(campaign_id, until):
-        seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
-        session, scene, chapter, character = (_uuid(value) for value in context)
-        if seq != expected or prev_hash != prev:
+        fields, hash_ = _fields(campaign_id, row)
+        if fields["seq"] != expected or fields["prev_hash"] != prev:
             return False
-        fields = {
-            "campaign": campaign_id,
-            "seq": seq,
-            "type": type_,
-            "payload": payload,  # the stored text, for now
-            "actor": actor,
-            "created_at": _iso(created),
-            "visibility": visibility,
-            "session": session,
-            "scene": scene,
-            "chapter": chapter,
-            "character": character,
-            "prev_hash": prev_hash,
-        }
-        if visibility != "public" or _fast_hash(fields) != hash_:
-            fields["payload"] = json.loads(payload)
+        if _fast_hash(fields) != hash_:
+            fields["payload"] = json.loads(fields["payload"])
             if document_hash(fields) != hash_:
                 return False
-        expected, prev = seq + 1, hash_
+        expected, prev = fields["seq"] + 1, hash_
     return expected - 1 == until and prev == head_hash
 
 
+def _proof_rows(
+    campaign_id: int, *, after: int, until: int | None
+) -> Iterator[tuple[dict[str, Any], bool]]:
+    """The events for the full proof, payload decoded, each with whether its hash was already
+    checked here from the stored text (SQLite, where that text is canonical: `_fast_hash`)."""
+    fast = connection.vendor == "sqlite"
+    rows = raw_chain_rows(
+        campaign_id, _FOREVER if until is None else until, after=after, hashed_text=False
+    )
+    for row in rows:
+        fields, hash_ = _fields(campaign_id, row)
+        checked = fast and _fast_hash(fields) == hash_
+        fields["payload"] = json.loads(fields["payload"])
+        fields["hash"] = hash_
+        yield fields, checked
+
+
 def _fast_hash(fields: dict[str, Any]) -> str:
-    """eventlog.chain.hashed_document of a public event, as canonical JSON, by string assembly
-    (keys in sorted order, the payload's stored text as is); equal to document_hash when that text
-    is canonical."""
-    actor, text = fields["actor"], _quoted
+    """eventlog.chain.document_hash of an event whose payload is the stored canonical text, by
+    string assembly (keys in sorted order, the text as is); a sealed event's digest is taken over
+    the text the same way. Equal to document_hash when the text is canonical."""
+    actor, text, character = fields["actor"], _quoted, fields["character"]
+    payload, visibility = fields["payload"], fields["visibility"]
+    if visibility != "public":  # eventlog.chain.sealed_payload, on the text
+        inner = f'{{"character":{text(character)},"payload":{payload}}}'
+        digest = hashlib.sha256(inner.encode()).hexdigest()
+        try:
+            parsed = json.loads(payload)
+        except ValueError:
+            return ""  # not JSON: the caller's full decoding says what is wrong
+        public = {key: parsed[key] for key in SEALED_PUBLIC_KEYS if key in parsed}
+        payload, character = canonical_json({**public, "sealed": digest}), None
     document = (
         f'{{"actor":{"null" if actor is None else int(actor)},"campaign":{fields["campaign"]},'
-        f'"chapter":{text(fields["chapter"])},"character":{text(fields["character"])},'
-        f'"created_at":"{fields["created_at"]}","payload":{fields["payload"]},'
+        f'"chapter":{text(fields["chapter"])},"character":{text(character)},'
+        f'"created_at":"{fields["created_at"]}","payload":{payload},'
         f'"prev_hash":"{fields["prev_hash"]}","scene":{text(fields["scene"])},'
         f'"seq":{fields["seq"]},"session":{text(fields["session"])},'
-        f'"type":{json.dumps(fields["type"], ensure_ascii=False)},"visibility":"public"}}'
+        f'"type":{json.dumps(fields["type"], ensure_ascii=False)},'
+        f'"visibility":{json.dumps(visibility, ensure_ascii=False)}}}'
     )
     return hashlib.sha256(document.encode()).hexdigest()
 
@@ -275,9 +327,9 @@ def verify_campaign(
         verifier = StreamVerifier.resume(campaign.pk, checkpoint.state, **options)
         after = checkpoint.seq
     if after < campaign.head_seq:
-        rows = event_rows(campaign.pk, after=after, until=campaign.head_seq)
-        for row in _counted(rows, progress) if progress else rows:
-            verifier.feed(row)
+        rows = _proof_rows(campaign.pk, after=after, until=campaign.head_seq)
+        for row, hash_checked in _counted(rows, progress) if progress else rows:
+            verifier.feed(row, hash_checked=hash_checked)
     state = verifier.snapshot()
     if state["last"][0] and (after == 0 or state["last"][0] != checkpoint.seq):
         _store(campaign, state)  # nothing new since the checkpoint: nothing to write
@@ -315,7 +367,7 @@ def verify_campaigns(
     return report
 
 
-def _counted(rows: Iterator[dict[str, Any]], progress: Progress) -> Iterator[dict[str, Any]]:
+def _counted(rows: Iterator[Any], progress: Progress) -> Iterator[Any]:
     for row in rows:
         yield row
         progress.advance()

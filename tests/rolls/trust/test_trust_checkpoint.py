@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from django.db import connection
 
 from eventlog import append_only
@@ -12,7 +13,14 @@ from eventlog.chain import document_hash
 from eventlog.models import Event
 from rolls.checks import followups
 from rolls.models import VerificationCheckpoint
-from rolls.trust.stored_log import chain_intact, event_rows, verify_campaigns
+from rolls.trust.stored_log import (
+    _fast_hash,
+    _fields,
+    chain_intact,
+    event_rows,
+    raw_chain_rows,
+    verify_campaigns,
+)
 from tests.rolls.trust.conftest import TRAITS, roll
 
 
@@ -115,3 +123,14 @@ def test_the_fast_chain_check_agrees_with_the_full_one(play, users):
         assert not chain_intact(campaign.pk, until=head, head_hash=campaign.head_hash), label
         _rewrite_in_place(event, original)
         assert chain_intact(campaign.pk, until=head, head_hash=campaign.head_hash), label
+
+
+@pytest.mark.parametrize("system", ["d6pool", "storyteller", "cofd", "age", "nice_damnit"])
+def test_every_stored_event_hashes_from_its_stored_text(play, system):
+    """The fast path is taken, not merely fallen back from: every event's hash, public and sealed
+    ones, is SHA-256 over its stored canonical text as is (payload_text on PostgreSQL)."""
+    campaign = play(system)
+    rows = [_fields(campaign.pk, row) for row in raw_chain_rows(campaign.pk, campaign.head_seq)]
+    assert len(rows) == campaign.head_seq
+    assert {fields["visibility"] for fields, _ in rows} >= {"public", "private", "blind"}
+    assert [fields["seq"] for fields, hash_ in rows if _fast_hash(fields) != hash_] == []
