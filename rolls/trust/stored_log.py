@@ -196,6 +196,22 @@ def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
     return expected - 1 == until and prev == head_hash
 
 
+def _copies_agree(campaign_id: int, *, until: int) -> bool:
+    """PostgreSQL: is every event's jsonb payload (what the application reads, and the full
+    proof hashes) the canonical text the fast chain hashes? Each row is checked on insert (a CHECK
+    constraint); this finds a row edited in place since, by someone with the owner's rights.
+    Costs a JSON parse per row in the database: `verify_log --rehash` only."""
+    if connection.vendor != "postgresql":
+        return True  # SQLite keeps one copy
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {Event._meta.db_table} WHERE campaign_id = %s AND seq <= %s "
+            "AND payload_text IS NOT NULL AND NOT (payload_text::jsonb = payload) LIMIT 1",
+            [campaign_id, until],
+        )
+        return cursor.fetchone() is None
+
+
 def _proof_rows(
     campaign_id: int, *, after: int, until: int | None
 ) -> Iterator[tuple[dict[str, Any], bool]]:
@@ -314,6 +330,8 @@ def verify_campaign(
     changed = _checkpoint_holds(campaign, checkpoint) if checkpoint else None
     if checkpoint and not changed and rehash:
         intact = chain_intact(campaign.pk, until=checkpoint.seq, head_hash=checkpoint.hash)
+        if intact and not _copies_agree(campaign.pk, until=checkpoint.seq):
+            intact = False  # the jsonb the app reads is not the text hashed
         changed = None if intact else ""  # the full pass below names the edited event
     options = {
         "system": campaign.system,

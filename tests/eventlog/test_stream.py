@@ -95,8 +95,9 @@ def test_verify_log_names_a_row_altered_behind_the_triggers_back(make_campaign, 
     services.start_session(campaign=campaign, actor=users["gm"])
     assert not verify_campaigns().problems
     _tamper(
-        "UPDATE campaign_event SET payload = %s WHERE campaign_id = %s AND seq = %s",
-        ['{"user_id": 1, "role": "gm", "username": "mallory"}', campaign.pk, 2],
+        "UPDATE campaign_event SET payload = %s, payload_text = %s "
+        "WHERE campaign_id = %s AND seq = %s",
+        [*['{"user_id": 1, "role": "gm", "username": "mallory"}'] * 2, campaign.pk, 2],
     )
     # Below the stored checkpoint, an edit in place (not re-hashed) is what --rehash is for.
     assert not verify_campaigns().problems

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from eventlog import append_only
-from eventlog.chain import document_hash
+from eventlog.chain import canonical_json, document_hash
 from eventlog.models import Event
 from rolls.checks import followups
 from rolls.models import VerificationCheckpoint
@@ -69,8 +69,9 @@ def test_a_follow_up_of_a_roll_verified_before_the_checkpoint(play, users):
 
 
 def _rewrite_in_place(event: Event, payload: dict) -> None:
-    statement = "UPDATE campaign_event SET payload = %s WHERE id = %s"
-    _raw([(statement, [json.dumps(payload), event.pk])])
+    """Both copies of the payload (the jsonb and its canonical text on PostgreSQL) edited."""
+    statement = "UPDATE campaign_event SET payload = %s, payload_text = %s WHERE id = %s"
+    _raw([(statement, [*[json.dumps(payload)] * 2, event.pk])])
 
 
 def test_a_rewrite_rehashed_under_the_checkpoint_is_reported(play):
@@ -91,9 +92,14 @@ def test_a_rewrite_rehashed_under_the_checkpoint_is_reported(play):
         where = [campaign.pk, row["seq"]]
         statements.append(
             (
-                "UPDATE campaign_event SET payload = %s, prev_hash = %s, hash = %s "
-                "WHERE campaign_id = %s AND seq = %s",
-                [json.dumps(row["payload"]), row["prev_hash"], row["hash"], *where],
+                "UPDATE campaign_event SET payload = %s, payload_text = %s, prev_hash = %s, "
+                "hash = %s WHERE campaign_id = %s AND seq = %s",
+                [
+                    *[canonical_json(row["payload"])] * 2,
+                    row["prev_hash"],
+                    row["hash"],
+                    *where,
+                ],
             )
         )
     statements.append(
@@ -134,3 +140,32 @@ def test_every_stored_event_hashes_from_its_stored_text(play, system):
     assert len(rows) == campaign.head_seq
     assert {fields["visibility"] for fields, _ in rows} >= {"public", "private", "blind"}
     assert [fields["seq"] for fields, hash_ in rows if _fast_hash(fields) != hash_] == []
+
+
+@pytest.mark.postgres
+def test_a_jsonb_payload_edited_apart_from_its_hashed_text_is_found(play):
+    """PostgreSQL keeps the payload twice: the jsonb the application reads and the canonical text
+    the fast chain hashes. A row whose copies differ is refused on insert; one edited in place
+    since (the owner, constraint and triggers lifted) is found by --rehash and by a fresh proof."""
+    campaign = play("cofd")
+    verify_campaigns()
+    event = Event.objects.get(campaign=campaign, payload__label="in the open")
+    forged = json.dumps({**event.payload, "label": "edited"})
+    constraint = "campaign_event_payload_text_agrees"
+    _raw(
+        [
+            ("SET CONSTRAINTS ALL IMMEDIATE", []),  # no pending foreign-key checks before ALTER
+            (f"ALTER TABLE campaign_event DROP CONSTRAINT {constraint}", []),
+            ("UPDATE campaign_event SET payload = %s WHERE id = %s", [forged, event.pk]),
+            (
+                f"ALTER TABLE campaign_event ADD CONSTRAINT {constraint} "
+                "CHECK (payload_text IS NULL OR payload_text::jsonb = payload) NOT VALID",
+                [],
+            ),
+        ]
+    )
+    assert chain_intact(campaign.pk, until=campaign.head_seq, head_hash=campaign.head_hash)
+    problems = verify_campaigns(rehash=True).problems
+    assert any(p.seq == event.seq and "hash mismatch" in p.what for p in problems)
+    problems = verify_campaigns(fresh=True).problems
+    assert any(p.seq == event.seq and "hash mismatch" in p.what for p in problems)

@@ -36,8 +36,9 @@ def _open_roll(campaign: Campaign) -> Event:
 
 def _rewrite(event: Event) -> None:
     _raw(
-        "UPDATE campaign_event SET payload = %s WHERE campaign_id = %s AND seq = %s",
-        [json.dumps(event.payload), event.campaign_id, event.seq],
+        "UPDATE campaign_event SET payload = %s, payload_text = %s "
+        "WHERE campaign_id = %s AND seq = %s",
+        [*[json.dumps(event.payload)] * 2, event.campaign_id, event.seq],
     )
 
 
