@@ -26,12 +26,21 @@ from eventlog.chain import (
     event_document,
     timestamp,
 )
+from eventlog.event_types import (
+    CAMPAIGN_CREATED,
+    CAMPAIGN_OPTIONS_CHANGED,
+    SESSION_ENDED,
+    SESSION_STARTED,
+)
 from eventlog.models import Event
 from eventlog.progress import Progress
 from rolls.models import VerificationCheckpoint
 from rolls.trust.verify import (
+    _MALFORMED,
     FOLLOWUP_SYSTEMS,
+    MAX_PROBLEMS,
     Problem,
+    SessionSummary,
     StreamReport,
     StreamVerifier,
 )
@@ -312,6 +321,7 @@ def verify_campaign(
     rehash: bool = False,
     fresh: bool = False,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> StreamReport:
     """Carry the campaign's stored verification on from its checkpoint to the head.
 
@@ -325,6 +335,9 @@ def verify_campaign(
     docs/verification.md P8) leaves the checkpoint's hash standing. ``rehash`` re-hashes the chain
     below the checkpoint first (the fast chain check), which catches that; the full pass then
     names the event.
+
+    ``workers`` > 1: a long stretch to prove (≥ PARALLEL_MIN events) is proven per session in
+    that many processes (`_prove_in_parallel`), with the same report as one pass.
     """
     checkpoint = None if fresh else _checkpoint(campaign)
     changed = _checkpoint_holds(campaign, checkpoint) if checkpoint else None
@@ -345,13 +358,167 @@ def verify_campaign(
         verifier = StreamVerifier.resume(campaign.pk, checkpoint.state, **options)
         after = checkpoint.seq
     if after < campaign.head_seq:
-        rows = _proof_rows(campaign.pk, after=after, until=campaign.head_seq)
-        for row, hash_checked in _counted(rows, progress) if progress else rows:
-            verifier.feed(row, hash_checked=hash_checked)
+        segments = _session_segments(campaign.pk, verifier, after, campaign.head_seq, workers)
+        if len(segments) > 1:
+            verifier = _prove_in_parallel(campaign, verifier, segments, workers, options)
+            if progress:
+                progress.advance(campaign.head_seq - after)
+        else:
+            rows = _proof_rows(campaign.pk, after=after, until=campaign.head_seq)
+            for row, hash_checked in _counted(rows, progress) if progress else rows:
+                verifier.feed(row, hash_checked=hash_checked)
     state = verifier.snapshot()
     if state["last"][0] and (after == 0 or state["last"][0] != checkpoint.seq):
         _store(campaign, state)  # nothing new since the checkpoint: nothing to write
     return verifier.finish(head_seq=campaign.head_seq, head_hash=campaign.head_hash)
+
+
+# --- the full proof in parallel, per session -----------------------------------------------------
+
+PARALLEL_MIN = 20_000  # events to prove before processes pay for themselves
+_SEGMENT_TYPES = (CAMPAIGN_CREATED, CAMPAIGN_OPTIONS_CHANGED, SESSION_STARTED, SESSION_ENDED)
+
+
+def _session_segments(
+    campaign_id: int, verifier: StreamVerifier, after: int, until: int, workers: int
+) -> list[tuple[int, int, dict[str, Any] | None]]:
+    """Where the events after..until can be cut for `_prove_in_parallel`: at session.started
+    events before which no session is open, each segment with the verifier state it starts from
+    (None: the first, which carries ``verifier`` on). One segment: prove them in one pass.
+
+    A session start is a clean cut: it resets the key chain, so what a segment needs from the
+    events before it is only the rules in force, how many sessions came before, and the last
+    event's seq and hash. A stream that is not so clean (a session never ended, an unreadable
+    rules event) is simply not cut there."""
+    if workers < 2 or until - after < PARALLEL_MIN or connection.in_atomic_block:
+        return [(after, until, None)]  # (forked workers see only what is committed)
+    state = verifier.snapshot()
+    system, options = state["system"], dict(state["options"])
+    sessions = len(state["sessions"])
+    open_id = None if state["open_session"] is None else state["sessions"][-1]["session_id"]
+    payload = "payload" if connection.vendor == "sqlite" else "payload::text"
+    table = Event._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT seq, type, {payload} FROM {table} WHERE campaign_id = %s AND seq > %s "
+            f"AND seq <= %s AND type IN ({', '.join(['%s'] * len(_SEGMENT_TYPES))}) ORDER BY seq",
+            [campaign_id, after, until, *_SEGMENT_TYPES],
+        )
+        rows = cursor.fetchall()
+    cuts: list[tuple[int, dict[str, Any]]] = []
+    for seq, type_, text in rows:
+        try:
+            body = json.loads(text)
+            if type_ == CAMPAIGN_CREATED:
+                system, options = body["system"], dict(body["options"])
+            elif type_ == CAMPAIGN_OPTIONS_CHANGED:
+                options = dict(body["options"])
+            elif type_ == SESSION_ENDED:
+                if open_id is not None and str(body.get("id")) == open_id:
+                    open_id = None
+            else:
+                if open_id is None and seq > after + 1:
+                    cuts.append((seq, _segment_state(seq, system, options, sessions)))
+                open_id, sessions = str(body.get("id")), sessions + 1
+        except _MALFORMED:
+            return [(after, until, None)]  # the one pass says what is wrong with it
+    # Balance: about four segments per worker, of similar lengths.
+    target = max((until - after) // (workers * 4), 1)
+    kept, start = [], after
+    for seq, state_at in cuts:
+        if seq - 1 - start >= target:
+            kept.append((seq, state_at))
+            start = seq - 1
+    bounds = [after] + [seq - 1 for seq, _ in kept] + [until]
+    states: list[dict[str, Any] | None] = [None] + [state_at for _, state_at in kept]
+    return [(bounds[i], bounds[i + 1], states[i]) for i in range(len(states))]
+
+
+def _segment_state(seq: int, system: Any, options: dict, sessions: int) -> dict[str, Any]:
+    """StreamVerifier.snapshot's form, as a verifier stands before a clean session start."""
+    placeholder = vars(SessionSummary(number=None, session_id="", started_seq=0))
+    return {
+        "next_seq": seq,  # filled in with the stored event before it (_prove_segment)
+        "prev_hash": None,
+        "last": [seq - 1, None],
+        "system": system,
+        "options": options,
+        "next_key": None,
+        "commitment_seq": 0,
+        "key_index": 0,
+        "open_session": None,
+        "events": 0,
+        "redacted": 0,
+        "unlisted": 0,
+        "problems": [],
+        "sessions": [dict(placeholder) for _ in range(sessions)],
+    }
+
+
+def _prove_segment(
+    campaign_id: int, system: str, after: int, until: int, state: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One worker's share: the events after..until, from ``state``; its snapshot."""
+    from django.db import connections
+
+    connections.close_all()  # a forked process opens its own connection
+    options = {"system": system, "earlier_events": partial(_earlier_events, campaign_id)}
+    table = Event._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT seq, hash FROM {table} WHERE campaign_id = %s AND seq <= %s "
+            "ORDER BY seq DESC LIMIT 1",
+            [campaign_id, after],
+        )
+        before = cursor.fetchone() or (0, GENESIS)
+    state = {**state, "next_seq": before[0] + 1, "prev_hash": before[1], "last": list(before)}
+    verifier = StreamVerifier.resume(campaign_id, state, **options)
+    for row, hash_checked in _proof_rows(campaign_id, after=after, until=until):
+        verifier.feed(row, hash_checked=hash_checked)
+    snapshot = verifier.snapshot()
+    connections.close_all()
+    return snapshot
+
+
+def _prove_in_parallel(
+    campaign: Campaign,
+    verifier: StreamVerifier,
+    segments: list[tuple[int, int, dict[str, Any] | None]],
+    workers: int,
+    options: dict[str, Any],
+) -> StreamVerifier:
+    """Prove the segments in ``workers`` processes and merge what they found, in order, into
+    one verifier standing at the last event: the same report as a single pass."""
+    import multiprocessing
+
+    from django.db import connections
+
+    first_after, first_until, _ = segments[0]
+    jobs = [(campaign.pk, campaign.system, a, u, s) for a, u, s in segments[1:]]
+    connections.close_all()  # the workers are forked: none may share this process's connection
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        pending = pool.starmap_async(_prove_segment, jobs)
+        for row, hash_checked in _proof_rows(campaign.pk, after=first_after, until=first_until):
+            verifier.feed(row, hash_checked=hash_checked)
+        results = pending.get()
+    merged = verifier.snapshot()
+    for result in results:
+        before = len(merged["sessions"])
+        merged["sessions"] += result["sessions"][before:]
+        merged["problems"] += result["problems"]
+        for key in ("events", "redacted", "unlisted"):
+            merged[key] += result[key]
+        for key in ("next_seq", "prev_hash", "last", "system", "options", "next_key"):
+            merged[key] = result[key]
+        for key in ("commitment_seq", "key_index", "open_session"):
+            merged[key] = result[key]
+    overflow = len(merged["problems"]) - MAX_PROBLEMS
+    if overflow > 0:
+        merged["problems"], merged["unlisted"] = (
+            merged["problems"][:MAX_PROBLEMS],
+            (merged["unlisted"] + overflow),
+        )
+    return StreamVerifier.resume(campaign.pk, merged, **options)
 
 
 def verify_campaigns(
@@ -360,6 +527,7 @@ def verify_campaigns(
     progress_stream: TextIO | None = None,
     rehash: bool = False,
     fresh: bool = False,
+    workers: int = 1,
 ) -> Report:
     campaigns = Campaign.objects.order_by("pk")
     if campaign_ids:
@@ -370,7 +538,9 @@ def verify_campaigns(
         total = Event.objects.filter(campaign__in=campaigns).count()
         progress = Progress(total, "verify", stream=progress_stream)
     for campaign in campaigns:
-        result = verify_campaign(campaign, rehash=rehash, fresh=fresh, progress=progress)
+        result = verify_campaign(
+            campaign, rehash=rehash, fresh=fresh, progress=progress, workers=workers
+        )
         report.campaigns.append(result)
         report.events += result.events
         report.problems += result.problems

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 from django.core.management.base import BaseCommand, CommandError
 
 from rolls.trust.stored_log import verify_campaigns
@@ -29,10 +31,20 @@ class Command(BaseCommand):
             help="ignore the stored checkpoints and prove every event again (and forget that "
             "the log changed under an earlier verification)",
         )
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=os.cpu_count() or 1,
+            help="processes for a long proof, per session (default: one per CPU; 1: one pass)",
+        )
 
-    def handle(self, *args, campaign=None, rehash=False, fresh=False, **options):
+    def handle(self, *args, campaign=None, rehash=False, fresh=False, workers=1, **options):
         report = verify_campaigns(
-            campaign_ids=campaign, progress_stream=self.stderr._out, rehash=rehash, fresh=fresh
+            campaign_ids=campaign,
+            progress_stream=self.stderr._out,
+            rehash=rehash,
+            fresh=fresh,
+            workers=workers,
         )
         for line in report.lines:
             self.stdout.write(line)
