@@ -48,6 +48,7 @@ ROLL_TERMS = {
     ),
     "the AGE focus's +2": r"\bfocus\s*\?\s*2\b|\+\s*\(?[\w.]*focus[\w.]*\s*\?",
     "the default 10-again": r"again\s*!==\s*10",
+    "the Drama Die's place among the dice": r"\.die\s*===\s*2\b",
 }
 # The panels and the sheets show the allowances the server lists per character (`flags`,
 # `table_flags` of GET state/), and pick no row from a rule option's mode.
@@ -104,6 +105,7 @@ def test_the_patterns_catch_the_old_code() -> None:
         'if (system === "d6pool" && check.pool <= 0) tail.push(t("desperate"));',
         "tail.push(`3d6 ${signed(check.ability + (check.focus ? 2 : 0))}`);",
         'else if (check.again && check.again !== 10) tail.push(t("x"));',
+        'const die = change.die === 2 ? t("drama_die") : t("die_n", { n: change.die + 1 });',
     )
     for line in old_terms:
         assert any(re.search(p, line) for p in ROLL_TERMS.values()), line

@@ -20,7 +20,7 @@ for (const cell of $$(".dice-cell[data-key]")) {
   // The outcome with its numbers (successes, total, stunt points…), as in the feed.
   const result = cell.parentElement.querySelector(".outcome-cell");
   const first = (check.data.rolls || [])[0];
-  if (result && first) clear(result).append(outcome(check.system, first));
+  if (result && first) clear(result).append(outcome(check.system, first, marks[0]));
 }
 
 const form = $("#audit-filters");

@@ -476,7 +476,7 @@ export class Composer {
           { class: "last-roll" },
           h("span", { class: "last-who" }, roll.character_name || t("npc")),
           drawRoll(check.system, roll, (check.dice_marks || [])[0]),
-          outcome(check.system, roll),
+          outcome(check.system, roll, (check.dice_marks || [])[0]),
           h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq })),
         ),
       );

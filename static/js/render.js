@@ -104,7 +104,7 @@ export function breakdown(system, roll, terms) {
 }
 
 // The outcome in the system's words, with the numbers that matter.
-export function outcome(system, roll) {
+export function outcome(system, roll, marks = []) {
   const result = roll.result || {};
   const tone = outcomeTone(system, result.outcome);
   const facts = [];
@@ -126,7 +126,9 @@ export function outcome(system, roll) {
   if (result.willpower || (roll.rules || {}).willpower || roll.willpower_spent) notes.push(t("willpower_spent"));
   const change = (roll.check || {}).fortune_change;
   if (system === "age" && change) {
-    const die = change.die === 2 ? t("drama_die") : t("die_n", { n: change.die + 1 });
+    // Which die is the Drama Die: the server's marks say (`drama`), not an index kept here.
+    const drama = ((marks || [])[change.die] || []).some((die) => (die.marks || []).includes("drama"));
+    const die = drama ? t("drama_die") : t("die_n", { n: change.die + 1 });
     notes.push(t("fortune_changed", { die, value: change.value, cost: result.fortune_cost }));
   }
   if (system === "nice_damnit" && result.extra_nice) notes.push(t("nice_taken", { n: result.extra_nice }));
@@ -185,7 +187,7 @@ export function checkItem(check, ctx) {
       { class: "roll-line" },
       rolls.length > 1 ? h("div", { class: "roll-sub" }, roll.character_name || t("npc"), roll.label ? ` — ${roll.label}` : "") : null,
       breakdown(system, roll, (check.roll_terms || [])[index]),
-      h("div", { class: "roll-result" }, drawRoll(system, roll, marks[index]), outcome(system, roll)),
+      h("div", { class: "roll-result" }, drawRoll(system, roll, marks[index]), outcome(system, roll, marks[index])),
     ),
   );
   const character = first.character_name || t("npc");

@@ -239,7 +239,7 @@ def test_fortune_offers_on_an_npc_roll_and_a_characters_roll_as_the_server_makes
     card.locator("select[name=value]").select_option("2")
     expect(card.locator(".cost")).to_contain_text("costs 4 Fortune")
     card.get_by_role("button", name="Spend Fortune").click()
-    expect(card).to_contain_text("set to 2 for 4", timeout=LIVE)
+    expect(card).to_contain_text("Drama Die set to 2 for 4", timeout=LIVE)
     expect(card.locator("details.fortune")).to_have_count(0)
     expect(
         gm.locator("#feed article.roll", has_text="Climb").locator("details.fortune")
