@@ -99,7 +99,12 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
         if shown and not shown["redacted"]:
             return [(group_all(cid), {**base, "rendered_for": "any", "text": event_frame(shown)})]
     memberships = list(members)
-    texts = {uid: event_frame(shown) for uid, shown in present_to_each(event, memberships).items()}
+    frames: dict[int, str] = {}  # members of one class of viewer share one rendering: one text
+    texts: dict[int, str] = {}
+    for uid, shown in present_to_each(event, memberships).items():
+        if id(shown) not in frames:
+            frames[id(shown)] = event_frame(shown)
+        texts[uid] = frames[id(shown)]
     gms = [m.user_id for m in memberships if m.role == Role.GM]
     others = [m.user_id for m in memberships if m.role != Role.GM]
     if len(set(texts.values())) == 1:

@@ -47,6 +47,7 @@ from config.outage import refusal_for
 from eventlog.chain import is_chain_hash
 from eventlog.writers import writer_slot
 from rolls.checks import calls, followups, services
+from rolls.live import catchup
 from rolls.live.broadcast import (
     MEMBER_EVENTS,
     Hub,
@@ -56,13 +57,12 @@ from rolls.live.broadcast import (
     heartbeat_seconds,
 )
 from rolls.live.presence import presence_for
-from rolls.reads.selectors import chain_holds, events_for
+from rolls.reads.selectors import chain_holds
 
 logger = logging.getLogger("rolls.live")
 
 CLOSE_NOT_AUTHENTICATED = 4401
 CLOSE_NOT_A_MEMBER = 4403  # also: no such campaign (a non-member learns nothing)
-PAGE = 200  # events per catch-up frame
 MAX_FETCH = 1000  # events per fetch request
 MAX_REF = 100
 WRITES = {"roll", "dramatic_failure", "fortune", "extra_nice", "reveal", "call", "close_call"}
@@ -114,13 +114,9 @@ def _read_slot() -> asyncio.Semaphore:
 
 
 # Pages are read off the event loop's thread pool, not the one thread that channels' database
-# calls share by default: several sockets' reads overlap instead of queueing behind each other.
-_read_page = database_sync_to_async(
-    lambda membership, after, until: events_for(
-        membership=membership, after=after, until=until, limit=PAGE
-    ),
-    thread_sensitive=False,
-)
+# calls share by default: a page's reading does not queue behind (nor hold up) the sockets' other
+# database calls.
+_read_page = database_sync_to_async(catchup.page_after, thread_sensitive=False)
 
 _heads: dict[int, tuple[float, int]] = {}  # campaign -> (when read, head seq), for heartbeats
 
@@ -296,33 +292,23 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
     async def _send_from_db(self, until: int, start: int | None = None) -> None:
         """Send (start or last_sent, until] from the log as this member may see it, in pages.
 
-        A process reads and renders at most READING_AT_ONCE pages at a time, whatever the number
-        of sockets catching up (a reconnect storm): memory stays bounded, REST requests keep
-        their share of the CPU, and the sockets take turns (the semaphore is FIFO). The page is
-        sent after the slot is released, so a slow client holds up nobody else."""
+        Pages are read and rendered once per class of viewer and shared by the sockets catching
+        up over the same range (rolls/live/catchup.py). A process reads and renders at most
+        READING_AT_ONCE pages at a time, whatever the number of sockets catching up (a reconnect
+        storm): memory stays bounded, REST requests keep their share of the CPU, and the sockets
+        take turns (the semaphore is FIFO). The page is sent after the slot is released, so a
+        slow client holds up nobody else."""
         after = self.last_sent if start is None else start
         while after < until and not self.closed:
             async with _read_slot():
                 page = await _read_page(self.membership, after, until)
-                if not page:
-                    return
-                # A page is rendered for one membership: stop after a change of ours, re-read.
-                cut = next((i for i, shown in enumerate(page) if self._about_me(shown)), None)
-                batch = page if cut is None else page[: cut + 1]
-                text = json.dumps({"type": "events", "events": batch}, separators=(",", ":"))
-                after = batch[-1]["seq"]
-                del page, batch
-            await self._send_text(text)
+            if page is None:
+                return
+            after = page.last
+            await self._send_text(page.text)
             self.last_sent = max(self.last_sent, after)
-            if cut is not None:
+            if page.about_me:  # rendered for our old membership: re-read it, then go on
                 await self._membership_changed()
-
-    def _about_me(self, shown: dict[str, Any]) -> bool:
-        return (
-            shown["type"] in MEMBER_EVENTS
-            and not shown["redacted"]
-            and shown["payload"].get("user_id") == self.user.pk
-        )
 
     async def _membership_changed(self) -> None:
         self.membership = await database_sync_to_async(membership_of)(self.campaign_id, self.user)
