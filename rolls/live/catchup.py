@@ -8,9 +8,11 @@ the next socket of that class over that range only joins strings.
 
 Pages are aligned on multiples of PAGE (a socket resuming after seq 437 is sent 438 to 600 from
 the page of 401 to 600), so sockets that start at different seqs share their pages too. A
-page is keyed by the campaign's head when it was read: every change of what a page shows (a
-reveal, a follow-up taken, a role changed, a chapter ended) is an event, so a new head retires
-the pages read before it. The cache is small and bounded (KEPT pages, READ_KEPT raw pages).
+page is keyed by the campaign's head (seq and hash) when it was read: every change of what a
+page shows (a reveal, a follow-up taken, a role changed, a chapter ended) is an event, so a new
+head retires the pages read before it, and a log restored from an older backup, whose head
+has another hash, never meets the pages of the log it replaced. The cache is small and bounded
+(KEPT rendered pages, READ_KEPT pages of events).
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ class Page:
 
 
 _lock = threading.Lock()
-_read: OrderedDict[tuple[int, int, int, int], SharedPage] = OrderedDict()
-_rendered: OrderedDict[tuple[int, int, int, int, Hashable], Rendered] = OrderedDict()
+_read: OrderedDict[tuple[int, int, int, int, str], SharedPage] = OrderedDict()
+_rendered: OrderedDict[tuple[int, int, int, int, str, Hashable], Rendered] = OrderedDict()
 
 
 def page_after(membership: Membership, after: int, until: int) -> Page | None:
@@ -64,8 +66,8 @@ def page_after(membership: Membership, after: int, until: int) -> Page | None:
     end = min(until, start + PAGE)
     if end <= after:
         return None
-    head = Campaign.objects.filter(pk=campaign_id).values_list("head_seq", flat=True).first()
-    read_key = (campaign_id, start, end, head or 0)
+    head = Campaign.objects.filter(pk=campaign_id).values_list("head_seq", "head_hash").first()
+    read_key = (campaign_id, start, end, *(head or (0, "")))
     with _lock:
         shared = _read.get(read_key)
         if shared is not None:
