@@ -121,6 +121,42 @@ _read_page = database_sync_to_async(catchup.page_after, thread_sensitive=False)
 _heads: dict[int, tuple[float, int]] = {}  # campaign -> (when read, head seq), for heartbeats
 
 
+class _PresenceView:
+    """Who is online in one campaign, read once for all the GM sockets of a process that are
+    told of a change (a reconnect storm of GM tabs would read it once per socket per change:
+    N² reads of the layer and the database). `fresh` answers with a reading that began after it
+    was called: a reading under way serves only those who asked before it began; those who ask
+    meanwhile share the one that follows it."""
+
+    _views: dict[tuple[asyncio.AbstractEventLoop, Any, int], _PresenceView] = {}
+
+    def __init__(self, layer: Any, campaign_id: int) -> None:
+        self.layer, self.campaign_id = layer, campaign_id
+        self.running: asyncio.Future | None = None
+        self.pending: asyncio.Future | None = None
+
+    @classmethod
+    def of(cls, layer: Any, campaign_id: int) -> _PresenceView:
+        key = (asyncio.get_running_loop(), id(layer), campaign_id)
+        view = cls._views.get(key)
+        if view is None or view.layer is not layer:
+            view = cls._views[key] = cls(layer, campaign_id)
+        return view
+
+    async def fresh(self) -> list[dict[str, Any]]:
+        if self.pending is None:
+            self.pending = asyncio.ensure_future(self._after(self.running))
+        return await asyncio.shield(self.pending)
+
+    async def _after(self, previous: asyncio.Future | None) -> list[dict[str, Any]]:
+        if previous is not None:
+            with contextlib.suppress(Exception):
+                await previous
+        self.running, self.pending = self.pending, None  # from now on, askers wait for the next
+        online = await presence_for(self.layer).online(self.campaign_id)
+        return await database_sync_to_async(_describe)(self.campaign_id, online)
+
+
 class LiveFeedConsumer(AsyncWebsocketConsumer):
     campaign_id: int
     membership: Membership | None = None
@@ -349,11 +385,10 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _send_presence(self, only_if_changed: bool = False) -> None:
         try:
-            online = await presence_for(self.channel_layer).online(self.campaign_id)
+            members = await _PresenceView.of(self.channel_layer, self.campaign_id).fresh()
         except Exception as error:  # the layer is down: presence waits for it
             logger.info("live feed: presence unavailable: %s", error)
             return
-        members = await database_sync_to_async(_describe)(self.campaign_id, online)
         if only_if_changed and members == self._last_presence:
             return
         self._last_presence = members
