@@ -118,7 +118,8 @@ def _read_slot() -> asyncio.Semaphore:
 # database calls.
 _read_page = database_sync_to_async(catchup.page_after, thread_sensitive=False)
 
-_heads: dict[int, tuple[float, int]] = {}  # campaign -> (when read, head seq), for heartbeats
+# campaign -> (when read, head seq, head hash): heartbeats share it, catch-up pages are keyed by it
+_heads: dict[int, tuple[float, int, str]] = {}
 
 
 class _PresenceView:
@@ -178,6 +179,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         self._send_lock = asyncio.Lock()
         self._heartbeat: asyncio.Task | None = None
         self._last_presence: list[dict[str, Any]] | None = None
+        self._presence_task: asyncio.Task | None = None
+        self._presence_stale = False
         self.bucket = FrameBucket()
         try:
             with contextlib.suppress(StopConsumer):
@@ -237,8 +240,9 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _leave(self) -> None:
         self.closed = True
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
+        for task in (self._heartbeat, self._presence_task):
+            if task is not None:
+                task.cancel()
         if self.hub is None:
             return
         await self.hub.leave(self)
@@ -336,8 +340,11 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         slow client holds up nobody else."""
         after = self.last_sent if start is None else start
         while after < until and not self.closed:
-            async with _read_slot():
-                page = await _read_page(self.membership, after, until)
+            head = self._known_head()
+            page = catchup.kept_page(self.membership, after, until, head)
+            if page is None:
+                async with _read_slot():
+                    page = await _read_page(self.membership, after, until, head)
             if page is None:
                 return
             after = page.last
@@ -361,11 +368,16 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _head(self, max_age: float = 0.0) -> int:
         """The campaign's last seq; the heartbeats of one process share a recent reading."""
-        read_at, head = _heads.get(self.campaign_id, (0.0, 0))
+        read_at, head, _hash = _heads.get(self.campaign_id, (0.0, 0, ""))
         if time.monotonic() - read_at > max_age:
-            head = await database_sync_to_async(_head_seq)(self.campaign_id)
-            _heads[self.campaign_id] = (time.monotonic(), head)
+            head, head_hash = await database_sync_to_async(_head_of)(self.campaign_id)
+            _heads[self.campaign_id] = (time.monotonic(), head, head_hash)
         return head
+
+    def _known_head(self) -> catchup.Head:
+        """The campaign's head as this process read it last (seq, hash)."""
+        _read_at, head, head_hash = _heads.get(self.campaign_id, (0.0, 0, ""))
+        return head, head_hash
 
     # --- presence --------------------------------------------------------------------------
 
@@ -380,7 +392,18 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_send(group, {"type": "presence.changed", "group": group})
 
     async def presence_changed(self, message: dict[str, Any]) -> None:
-        if self._is_gm and not self.closed:
+        """Someone came or went: a GM's socket shows who is online now. The notices of a burst
+        (a reconnect storm) are coalesced: while one refresh is under way, the next ones make
+        one more after it, not one each."""
+        if not self._is_gm or self.closed:
+            return
+        self._presence_stale = True
+        if self._presence_task is None or self._presence_task.done():
+            self._presence_task = asyncio.create_task(self._refresh_presence())
+
+    async def _refresh_presence(self) -> None:
+        while self._presence_stale and not self.closed:
+            self._presence_stale = False
             await self._send_presence(only_if_changed=True)
 
     async def _send_presence(self, only_if_changed: bool = False) -> None:
@@ -661,6 +684,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=text)
             except OSError:  # the client has gone (uvicorn's ClientDisconnected): stop sending
                 self.closed = True
+            except RuntimeError:  # the server has closed it already (the client said goodbye)
+                self.closed = True
 
     async def _close(self, code: int) -> None:
         async with self._send_lock:
@@ -689,8 +714,9 @@ def language_of(scope: dict[str, Any]) -> str:
     return settings.LANGUAGE_CODE
 
 
-def _head_seq(campaign_id: int) -> int:
-    return Campaign.objects.filter(pk=campaign_id).values_list("head_seq", flat=True).first() or 0
+def _head_of(campaign_id: int) -> tuple[int, str]:
+    head = Campaign.objects.filter(pk=campaign_id).values_list("head_seq", "head_hash").first()
+    return head or (0, "")
 
 
 def _describe(campaign_id: int, online: dict[int, int]) -> list[dict[str, Any]]:

@@ -50,11 +50,24 @@ def _members(table) -> list[Membership]:
     return list(Membership.objects.filter(campaign=table.campaign).order_by("user_id"))
 
 
-def _caught_up(membership: Membership, after: int, until: int) -> list[dict]:
+def _head(table) -> catchup.Head:
+    table.campaign.refresh_from_db()
+    return table.campaign.head_seq, table.campaign.head_hash
+
+
+def _page(table, membership: Membership, after: int, until: int) -> catchup.Page | None:
+    """The page a socket is sent: kept already, or read (what `_send_from_db` does)."""
+    head = _head(table)
+    return catchup.kept_page(membership, after, until, head) or catchup.page_after(
+        membership, after, until, head
+    )
+
+
+def _caught_up(table, membership: Membership, after: int, until: int) -> list[dict]:
     """Every catch-up page a socket of this member is sent for (after, until]."""
     shown = []
     while after < until:
-        page = catchup.page_after(membership, after, until)
+        page = _page(table, membership, after, until)
         if page is None:
             break
         frame = json.loads(page.text)
@@ -85,7 +98,7 @@ def test_every_member_is_sent_what_the_rest_log_shows_them(table, mixed_log):
     for membership in _members(table):
         reference = events_for(membership=membership, after=0, limit=10_000)
         for after in (0, 3, head - 2):  # from the start, and resuming in mid-page
-            shown = _caught_up(membership, after, head)
+            shown = _caught_up(table, membership, after, head)
             assert shown == [e for e in reference if e["seq"] > after], membership.user
 
 
@@ -119,15 +132,18 @@ def test_sockets_of_one_class_share_a_page_and_a_new_head_retires_it(table):
     head = table.campaign.head_seq
     boris = Membership.objects.get(campaign=table.campaign, user=table.users["boris"])
     olga = Membership.objects.get(campaign=table.campaign, user=table.users["olga"])
-    first = catchup.page_after(boris, start, head)
-    assert catchup.page_after(olga, start, head).text == first.text
+    first = _page(table, boris, start, head)
+    assert len(catchup._rendered) == 1
+    assert catchup.kept_page(olga, start, head, _head(table)) is None  # her class: not known yet
+    assert _page(table, olga, start, head).text == first.text
     assert len(catchup._rendered) == 1  # rendered once for both
+    assert catchup.kept_page(olga, start, head, _head(table)).text == first.text
     stub = next(e for e in json.loads(first.text)["events"] if e["seq"] == seq)
     assert stub["redacted"]
 
     services.reveal_check(campaign=table.campaign, actor=table.users["gm"], seq=seq)
     table.campaign.refresh_from_db()
-    shown = _caught_up(boris, 0, table.campaign.head_seq)
+    shown = _caught_up(table, boris, 0, table.campaign.head_seq)
     assert not next(e for e in shown if e["seq"] == seq)["redacted"]
     assert shown == events_for(membership=boris, after=0, limit=10_000)
 
@@ -141,10 +157,10 @@ def test_a_page_stops_after_an_event_about_the_sockets_own_membership(table, use
     table.campaign.refresh_from_db()
     head = table.campaign.head_seq
     boris = Membership.objects.get(campaign=table.campaign, user=users["boris"])
-    page = catchup.page_after(boris, 0, head)
+    page = _page(table, boris, 0, head)
     assert page.about_me and page.last == head - 1
     alice = Membership.objects.get(campaign=table.campaign, user=users["alice"])
-    assert not catchup.page_after(alice, 0, head).about_me
+    assert not _page(table, alice, 0, head).about_me
 
 
 def test_a_presentation_holds_no_words_so_a_page_serves_every_language(table, mixed_log):
