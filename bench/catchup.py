@@ -164,7 +164,10 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=550)
     args = parser.parse_args()
     database_url, cid, head, token = prepare(args.events)
-    process, port = start("config.asgi:application", database_url)
+    # This script's one process reads every socket: on a busy machine it may answer the server's
+    # keepalive pings late, and the server would close the sockets (1011). Keepalive is not
+    # what is measured here.
+    process, port = start("config.asgi:application", database_url, "--ws-ping-timeout", "600")
     try:
         result = asyncio.run(storm(port, process.pid, cid, head, token, args.sockets))
     finally:

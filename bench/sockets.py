@@ -74,7 +74,7 @@ def prepare() -> tuple[str, int, str]:
     return url, int(out[-2]), out[-1]
 
 
-def start(app: str, database_url: str) -> tuple[subprocess.Popen, int]:
+def start(app: str, database_url: str, *options: str) -> tuple[subprocess.Popen, int]:
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -99,6 +99,7 @@ def start(app: str, database_url: str) -> tuple[subprocess.Popen, int]:
             str(listener.fileno()),
             "--log-level",
             "warning",
+            *options,
         ],
         cwd=ROOT,
         env=env,
