@@ -54,7 +54,8 @@ def write_log(events: int) -> int:
     from django.utils import timezone
 
     from campaign import services
-    from campaign.models import Campaign, Event, SessionSecret
+    from campaign.models import Campaign, SessionSecret
+    from eventlog.models import Event, payload_text_for
     from eventlog.stream import hash_of
     from rolls.systems import KeyedDice, key_commitment, roll, roll_key
 
@@ -117,6 +118,7 @@ def write_log(events: int) -> int:
             character_id=character.pk,
             prev_hash=prev,
         )
+        event.payload_text = payload_text_for(event.payload)
         event.hash = prev = hash_of(event)
         batch.append(event)
         if len(batch) == 5000:
@@ -149,8 +151,8 @@ def main() -> None:
 
     from django.db import transaction
 
-    from campaign.models import Event
     from eventlog import projections
+    from eventlog.models import Event
     from eventlog.stream import lock_stream
     from rolls.trust.stored_log import event_rows, verify_campaigns
 

@@ -18,6 +18,7 @@ from pages.once import once
 from pages.views import member_of_campaign
 from webhooks import services
 from webhooks.models import Webhook
+from webhooks.policy import EVENT_TYPES
 
 LOG = 20
 
@@ -92,7 +93,7 @@ def _page(
             "page_name": "webhooks",
             "hooks": hooks,
             "error": error,
-            "event_types": services.EVENT_TYPES,
+            "event_types": EVENT_TYPES,
             "formats": Webhook.Format.choices,
         },
         status=400 if error else 200,

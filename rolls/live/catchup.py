@@ -25,8 +25,9 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from campaign.models import Event, Membership, Role
+from campaign.models import Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
+from eventlog.models import Event
 from rolls.reads.present import SharedPage
 
 PAGE = 200  # events per catch-up frame

@@ -11,8 +11,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from campaign import services
-from campaign.models import Event
 from eventlog import append_only
+from eventlog.models import Event
 from rolls.checks import services as roll_services
 from rolls.models import Check
 
@@ -61,8 +61,9 @@ def forge_success(check: Check) -> None:
     event = Event.objects.get(campaign_id=check.campaign_id, seq=check.seq)
     event.payload["rolls"][0]["result"]["outcome"] = "exceptional_success"
     _raw(
-        "UPDATE campaign_event SET payload = %s WHERE campaign_id = %s AND seq = %s",
-        [json.dumps(event.payload), check.campaign_id, check.seq],
+        "UPDATE campaign_event SET payload = %s, payload_text = %s "
+        "WHERE campaign_id = %s AND seq = %s",
+        [json.dumps(event.payload), json.dumps(event.payload), check.campaign_id, check.seq],
     )
 
 

@@ -9,7 +9,8 @@ import pytest
 from django.utils import translation
 
 from campaign import services as campaign_services
-from campaign.models import Event, Membership
+from campaign.models import Membership
+from eventlog.models import Event
 from rolls.checks import followups, services
 from rolls.live import catchup
 from rolls.reads.present import SharedPage, present_events, present_to_each
