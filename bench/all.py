@@ -33,6 +33,7 @@ def main() -> int:
         ["bench/rollbox.py", *quick],
         ["bench/log.py", *(["--events", "100000"] if args.quick else [])],
         ["bench/report.py", *quick],
+        ["bench/presenting.py", *(["--checks", "50"] if args.quick else [])],
         ["bench/trust.py", *(["--events", "4000"] if args.quick else [])],
         ["bench/api.py", *quick, *pg],
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],

@@ -11,7 +11,7 @@ character each, an observer) and N public checks rolled through the services, th
 - a catch-up page of the log for the owner of the characters (follow-ups computed for each check),
   beside the same page for an observer (no follow-ups to compute).
 
-Figures are printed per check and as ratios to the in-run baselines.
+Figures are printed per check and as ratios to the in-run baselines (in `make bench`'s table too).
 """
 
 from __future__ import annotations
@@ -115,6 +115,24 @@ def main() -> None:
         len(events),
     )
     print(f"  ratios: live feed {live / base:.2f}x, owner's catch-up {page / page_base:.2f}x")
+    sys.path.insert(0, str(ROOT / "bench"))
+    from summary import record
+
+    members = args.members + 2
+    record(
+        f"presenting: live frames of a check for {members} members",
+        live,
+        "ms/check",
+        base,
+        "baseline: the check rendered once, for one member",
+    )
+    record(
+        "presenting: catch-up page for the owner",
+        page,
+        "ms/check",
+        page_base,
+        "baseline: the same page for an observer",
+    )
 
 
 if __name__ == "__main__":

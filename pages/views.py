@@ -42,6 +42,7 @@ from eventlog.event_types import (
     SESSION_ENDED,
     SESSION_STARTED,
 )
+from pages.once import once
 from pages.templatetags.tablecheck import OUTCOMES, SYSTEM_NAMES, option_rows, ui_strings
 from rolls.checks import eligibility
 from rolls.models import Check
@@ -115,16 +116,25 @@ def home(request: HttpRequest) -> HttpResponse:
     """My campaigns, and a new one."""
     form = CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            campaign = services.create_campaign(
-                name=form.cleaned_data["name"],
-                system=form.cleaned_data["system"],
-                created_by=request.user,
-            )
-        except DomainError as error:
-            form.add_error(None, error.message)
-        else:
-            return redirect("gm", campaign_id=campaign.pk)
+        # A double submit creates one campaign (pages/once.py).
+        return once(request, lambda: _create_campaign(request, form))
+    return _home_page(request, form)
+
+
+def _create_campaign(request: HttpRequest, form: CampaignForm) -> HttpResponse:
+    try:
+        campaign = services.create_campaign(
+            name=form.cleaned_data["name"],
+            system=form.cleaned_data["system"],
+            created_by=request.user,
+        )
+    except DomainError as error:
+        form.add_error(None, error.message)
+        return _home_page(request, form)
+    return redirect("gm", campaign_id=campaign.pk)
+
+
+def _home_page(request: HttpRequest, form: CampaignForm) -> HttpResponse:
     memberships = (
         Membership.objects.filter(user=request.user)
         .select_related("campaign")
@@ -155,8 +165,12 @@ def join(request: HttpRequest, code: str) -> HttpResponse:
     if membership_of(campaign, request.user) is not None:
         return redirect("campaign", campaign_id=campaign.pk)
     if request.method == "POST":
-        services.join_campaign(invite_code=code, user=request.user)
-        return redirect("play", campaign_id=campaign.pk)
+
+        def join_it() -> HttpResponse:
+            services.join_campaign(invite_code=code, user=request.user)
+            return redirect("play", campaign_id=campaign.pk)
+
+        return once(request, join_it, campaign_id=campaign.pk)
     return render(request, "campaign/join.html", {"campaign": campaign, "code": code})
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -11,7 +13,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from campaign.errors import DomainError
-from campaign.models import Role
+from campaign.models import Campaign, Role
+from pages.once import once
 from pages.views import member_of_campaign
 from webhooks import services
 from webhooks.models import Webhook
@@ -26,30 +29,57 @@ def webhooks_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign, membership = member_of_campaign(request, campaign_id)
     if membership.role != Role.GM:
         raise PermissionDenied(_("Only the game master manages webhooks."))
-    error = None
     if request.method == "POST":
-        try:
-            if "delete" in request.POST:
-                services.delete_webhook(
-                    campaign=campaign, actor=request.user, webhook_id=request.POST["delete"]
-                )
-                return redirect("webhooks", campaign.pk)
-            webhook = services.create_webhook(
-                campaign=campaign,
-                actor=request.user,
-                url=request.POST.get("url", ""),
-                event_types=request.POST.getlist("event_types"),
-                format=request.POST.get("format", Webhook.Format.JSON),
-                language=request.POST.get("language", "ru"),
-            )
-            messages.success(
-                request,
-                _("Webhook added. Its signing secret (shown only now): %(secret)s")
-                % {"secret": webhook.secret},
+        # A double submit adds one webhook, and is shown its secret again (pages/once.py).
+        response = once(
+            request,
+            lambda: _write(request, campaign),
+            campaign_id=campaign.pk,
+            remember=lambda response: {"webhook": getattr(response, "webhook_id", None)},
+        )
+        added = getattr(response, "kept", {}).get("webhook") or getattr(
+            response, "webhook_id", None
+        )
+        _show_secret(request, added)  # after the transaction: a webhook that was kept
+        return response
+    return _page(request, campaign)
+
+
+def _write(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    try:
+        if "delete" in request.POST:
+            services.delete_webhook(
+                campaign=campaign, actor=request.user, webhook_id=request.POST["delete"]
             )
             return redirect("webhooks", campaign.pk)
-        except DomainError as problem:
-            error = problem
+        webhook = services.create_webhook(
+            campaign=campaign,
+            actor=request.user,
+            url=request.POST.get("url", ""),
+            event_types=request.POST.getlist("event_types"),
+            format=request.POST.get("format", Webhook.Format.JSON),
+            language=request.POST.get("language", "ru"),
+        )
+    except DomainError as problem:
+        return _page(request, campaign, problem)
+    response = redirect("webhooks", campaign.pk)
+    response.webhook_id = str(webhook.pk)
+    return response
+
+
+def _show_secret(request: HttpRequest, webhook_id: Any) -> None:
+    webhook = Webhook.objects.filter(pk=webhook_id).first() if webhook_id else None
+    if webhook is not None:
+        messages.success(
+            request,
+            _("Webhook added. Its signing secret (shown only now): %(secret)s")
+            % {"secret": webhook.secret},
+        )
+
+
+def _page(
+    request: HttpRequest, campaign: Campaign, error: DomainError | None = None
+) -> HttpResponse:
     hooks = [
         {"hook": hook, "deliveries": list(hook.deliveries.all()[:LOG])}
         for hook in Webhook.objects.filter(campaign=campaign)

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 # Group, resource and rank names: one source with the sheet templates the API delivers.
 from campaign.sheets import GROUPS, RANKS, RESOURCES
+from pages import once
 from rolls.systems.options import option_table
 from rolls.systems.traits import NICE_DAMNIT_RANKS, TRAIT_GROUPS
 from rolls.words import OUTCOMES, SYSTEM_NAMES
@@ -463,3 +465,9 @@ def role_name(role: str) -> str:
 @register.filter
 def visibility_name(visibility: str) -> str:
     return str(VISIBILITY.get(visibility, visibility))
+
+
+@register.simple_tag
+def form_token() -> str:
+    """A form's hidden once-only token (pages/once.py): a second submission writes nothing."""
+    return format_html('<input type="hidden" name="{}" value="{}">', once.FIELD, once.new_token())

@@ -14,11 +14,12 @@ sent to channel-layer groups so that a socket never receives content its member 
 
 Two groups per socket (all, and gm or user.<uid>): the in-memory layer's cost grows with them.
 
-Rendering happens in the committing thread (it reads the database); sending is handed to one
-publisher task on the server's event loop, in commit order, so a service never waits for a busy
-loop. Publishing is best effort: the database is the source of truth and consumers repair any gap
-from it (rolls/live/consumers.py), so a failure here is logged and never reaches the service's
-caller.
+In a server, a committed event is handed to one publisher task on the server's event loop, which
+renders it in a worker thread (it reads the database) and sends it, in commit order: a request
+waits neither for the rendering nor for a busy loop. Elsewhere (a command, a test) the committing
+thread renders and sends. Publishing is best effort: the database is the source of truth and
+consumers repair any gap from it (rolls/live/consumers.py), so a failure here is logged and never
+reaches the service's caller.
 
 Receiving: each process subscribes to a campaign's groups once (`Hub`), whatever the number of its
 sockets, and hands every message to the inboxes of the sockets in that group. The layer then
@@ -36,9 +37,11 @@ import os
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 from redis.exceptions import MaxConnectionsError
@@ -100,7 +103,12 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
         if shown and not shown["redacted"]:
             return [(group_all(cid), {**base, "rendered_for": "any", "text": event_frame(shown)})]
     memberships = list(members)
-    texts = {uid: event_frame(shown) for uid, shown in present_to_each(event, memberships).items()}
+    frames: dict[int, str] = {}  # members of one class of viewer share one rendering: one text
+    texts: dict[int, str] = {}
+    for uid, shown in present_to_each(event, memberships).items():
+        if id(shown) not in frames:
+            frames[id(shown)] = event_frame(shown)
+        texts[uid] = frames[id(shown)]
     gms = [m.user_id for m in memberships if m.role == Role.GM]
     others = [m.user_id for m in memberships if m.role != Role.GM]
     if len(set(texts.values())) == 1:
@@ -131,11 +139,19 @@ async def _send(pairs: Pairs) -> None:
         await layer.group_send(group, {**message, "group": group})  # the hubs route by it
 
 
+# Rendering reads the database: off the server loop's thread, and not on the one thread that
+# channels' database calls share (the sockets' own reads do not wait behind it).
+_render = database_sync_to_async(messages_for, thread_sensitive=False)
+
+
 class _Publisher:
-    """The server loop's sending task; fed from the committing threads, drained in order."""
+    """The server loop's publishing task; fed from the committing threads, drained in order.
+
+    A committed event is handed over as it is: it is rendered here, off the request's thread
+    (the request answers without waiting for it), then sent."""
 
     loop: asyncio.AbstractEventLoop | None = None
-    queue: asyncio.Queue[Pairs]
+    queue: asyncio.Queue[Event | Pairs]
     task: asyncio.Task | None = None
 
     @classmethod
@@ -145,20 +161,23 @@ class _Publisher:
             cls.task = loop.create_task(cls.drain(cls.queue))
 
     @staticmethod
-    async def drain(queue: asyncio.Queue[Pairs]) -> None:
+    async def drain(queue: asyncio.Queue[Event | Pairs]) -> None:
         while True:
-            pairs = await queue.get()
+            item = await queue.get()
+            seq = item.seq if isinstance(item, Event) else item[0][1].get("seq")
             try:
-                await _send(pairs)
+                pairs = await _render(item) if isinstance(item, Event) else item
+                if pairs:
+                    await _send(pairs)
             except Exception as error:
-                _not_published(pairs[0][1].get("seq"), error)
+                _not_published(seq, error)
 
     @classmethod
-    def submit(cls, pairs: Pairs) -> bool:
+    def submit(cls, item: Event | Pairs) -> bool:
         loop = cls.loop
         if loop is None or not loop.is_running():
             return False
-        loop.call_soon_threadsafe(cls.queue.put_nowait, pairs)
+        loop.call_soon_threadsafe(cls.queue.put_nowait, item)
         return True
 
 
@@ -172,16 +191,33 @@ def serving(application: Callable[..., Awaitable[None]]) -> Callable[..., Awaita
     return app
 
 
-def _not_published(seq: int, error: Exception) -> None:
+def _not_published(seq: int | None, error: Exception) -> None:
     logger.warning("live feed: seq %s not published (%s); sockets repair from the log", seq, error)
+
+
+def _send_now(pairs: Pairs) -> None:
+    """Send from a process that serves no socket (a command, a worker, a test), and wait.
+
+    A thread that runs an event loop itself (an async test, Playwright's sync API in browser
+    tests) cannot wait on a coroutine (AsyncToSync refuses: it would deadlock that loop), so
+    the sending is done from a thread of its own there."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        async_to_sync(_send)(pairs)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-publish") as pool:
+        pool.submit(async_to_sync(_send), pairs).result()
 
 
 def publish(event: Event) -> None:
     """The `on_event_committed` listener: runs after the service's transaction commits."""
+    if _Publisher.submit(event):  # rendered and sent by the server's loop
+        return
     try:
         pairs = messages_for(event)
-        if pairs and not _Publisher.submit(pairs):
-            async_to_sync(_send)(pairs)  # no server loop here (a command, a test): send now
+        if pairs:
+            _send_now(pairs)
     except Exception as error:  # the sockets repair from the log; the service has succeeded
         _not_published(event.seq, error)
 
@@ -195,7 +231,7 @@ def close_sockets_of(sender: Any = None, *, user_id: int, **kwargs: Any) -> None
     pairs = [(group_user(cid, user_id), {"type": REVOKED}) for cid in campaign_ids]
     try:
         if pairs and not _Publisher.submit(pairs):
-            async_to_sync(_send)(pairs)
+            _send_now(pairs)
     except Exception:  # the layer is down: the sockets stay open until their next reconnect
         logger.warning("live feed: could not close the sockets of user %s", user_id, exc_info=True)
 

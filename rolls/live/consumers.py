@@ -47,6 +47,7 @@ from config.outage import refusal_for
 from eventlog.chain import is_chain_hash
 from eventlog.writers import writer_slot
 from rolls.checks import calls, followups, services
+from rolls.live import catchup
 from rolls.live.broadcast import (
     MEMBER_EVENTS,
     Hub,
@@ -56,13 +57,12 @@ from rolls.live.broadcast import (
     heartbeat_seconds,
 )
 from rolls.live.presence import presence_for
-from rolls.reads.selectors import chain_holds, events_for, parse_after
+from rolls.reads.selectors import chain_holds, parse_after
 
 logger = logging.getLogger("rolls.live")
 
 CLOSE_NOT_AUTHENTICATED = 4401
 CLOSE_NOT_A_MEMBER = 4403  # also: no such campaign (a non-member learns nothing)
-PAGE = 200  # events per catch-up frame
 MAX_FETCH = 1000  # events per fetch request
 MAX_REF = 100
 WRITES = {"roll", "dramatic_failure", "fortune", "extra_nice", "reveal", "call", "close_call"}
@@ -114,15 +114,48 @@ def _read_slot() -> asyncio.Semaphore:
 
 
 # Pages are read off the event loop's thread pool, not the one thread that channels' database
-# calls share by default: several sockets' reads overlap instead of queueing behind each other.
-_read_page = database_sync_to_async(
-    lambda membership, after, until: events_for(
-        membership=membership, after=after, until=until, limit=PAGE
-    ),
-    thread_sensitive=False,
-)
+# calls share by default: a page's reading does not queue behind (nor hold up) the sockets' other
+# database calls.
+_read_page = database_sync_to_async(catchup.page_after, thread_sensitive=False)
 
-_heads: dict[int, tuple[float, int]] = {}  # campaign -> (when read, head seq), for heartbeats
+# campaign -> (when read, head seq, head hash): heartbeats share it, catch-up pages are keyed by it
+_heads: dict[int, tuple[float, int, str]] = {}
+
+
+class _PresenceView:
+    """Who is online in one campaign, read once for all the GM sockets of a process that are
+    told of a change (a reconnect storm of GM tabs would read it once per socket per change:
+    N² reads of the layer and the database). `fresh` answers with a reading that began after it
+    was called: a reading under way serves only those who asked before it began; those who ask
+    meanwhile share the one that follows it."""
+
+    _views: dict[tuple[asyncio.AbstractEventLoop, Any, int], _PresenceView] = {}
+
+    def __init__(self, layer: Any, campaign_id: int) -> None:
+        self.layer, self.campaign_id = layer, campaign_id
+        self.running: asyncio.Future | None = None
+        self.pending: asyncio.Future | None = None
+
+    @classmethod
+    def of(cls, layer: Any, campaign_id: int) -> _PresenceView:
+        key = (asyncio.get_running_loop(), id(layer), campaign_id)
+        view = cls._views.get(key)
+        if view is None or view.layer is not layer:
+            view = cls._views[key] = cls(layer, campaign_id)
+        return view
+
+    async def fresh(self) -> list[dict[str, Any]]:
+        if self.pending is None:
+            self.pending = asyncio.ensure_future(self._after(self.running))
+        return await asyncio.shield(self.pending)
+
+    async def _after(self, previous: asyncio.Future | None) -> list[dict[str, Any]]:
+        if previous is not None:
+            with contextlib.suppress(Exception):
+                await previous
+        self.running, self.pending = self.pending, None  # from now on, askers wait for the next
+        online = await presence_for(self.layer).online(self.campaign_id)
+        return await database_sync_to_async(_describe)(self.campaign_id, online)
 
 
 class LiveFeedConsumer(AsyncWebsocketConsumer):
@@ -146,6 +179,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         self._send_lock = asyncio.Lock()
         self._heartbeat: asyncio.Task | None = None
         self._last_presence: list[dict[str, Any]] | None = None
+        self._presence_task: asyncio.Task | None = None
+        self._presence_stale = False
         self.bucket = FrameBucket()
         try:
             with contextlib.suppress(StopConsumer):
@@ -205,8 +240,9 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _leave(self) -> None:
         self.closed = True
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
+        for task in (self._heartbeat, self._presence_task):
+            if task is not None:
+                task.cancel()
         if self.hub is None:
             return
         await self.hub.leave(self)
@@ -296,33 +332,26 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
     async def _send_from_db(self, until: int, start: int | None = None) -> None:
         """Send (start or last_sent, until] from the log as this member may see it, in pages.
 
-        A process reads and renders at most READING_AT_ONCE pages at a time, whatever the number
-        of sockets catching up (a reconnect storm): memory stays bounded, REST requests keep
-        their share of the CPU, and the sockets take turns (the semaphore is FIFO). The page is
-        sent after the slot is released, so a slow client holds up nobody else."""
+        Pages are read and rendered once per class of viewer and shared by the sockets catching
+        up over the same range (rolls/live/catchup.py). A process reads and renders at most
+        READING_AT_ONCE pages at a time, whatever the number of sockets catching up (a reconnect
+        storm): memory stays bounded, REST requests keep their share of the CPU, and the sockets
+        take turns (the semaphore is FIFO). The page is sent after the slot is released, so a
+        slow client holds up nobody else."""
         after = self.last_sent if start is None else start
         while after < until and not self.closed:
-            async with _read_slot():
-                page = await _read_page(self.membership, after, until)
-                if not page:
-                    return
-                # A page is rendered for one membership: stop after a change of ours, re-read.
-                cut = next((i for i, shown in enumerate(page) if self._about_me(shown)), None)
-                batch = page if cut is None else page[: cut + 1]
-                text = json.dumps({"type": "events", "events": batch}, separators=(",", ":"))
-                after = batch[-1]["seq"]
-                del page, batch
-            await self._send_text(text)
+            head = self._known_head()
+            page = catchup.kept_page(self.membership, after, until, head)
+            if page is None:
+                async with _read_slot():
+                    page = await _read_page(self.membership, after, until, head)
+            if page is None:
+                return
+            after = page.last
+            await self._send_text(page.text)
             self.last_sent = max(self.last_sent, after)
-            if cut is not None:
+            if page.about_me:  # rendered for our old membership: re-read it, then go on
                 await self._membership_changed()
-
-    def _about_me(self, shown: dict[str, Any]) -> bool:
-        return (
-            shown["type"] in MEMBER_EVENTS
-            and not shown["redacted"]
-            and shown["payload"].get("user_id") == self.user.pk
-        )
 
     async def _membership_changed(self) -> None:
         self.membership = await database_sync_to_async(membership_of)(self.campaign_id, self.user)
@@ -339,11 +368,16 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
 
     async def _head(self, max_age: float = 0.0) -> int:
         """The campaign's last seq; the heartbeats of one process share a recent reading."""
-        read_at, head = _heads.get(self.campaign_id, (0.0, 0))
+        read_at, head, _hash = _heads.get(self.campaign_id, (0.0, 0, ""))
         if time.monotonic() - read_at > max_age:
-            head = await database_sync_to_async(_head_seq)(self.campaign_id)
-            _heads[self.campaign_id] = (time.monotonic(), head)
+            head, head_hash = await database_sync_to_async(_head_of)(self.campaign_id)
+            _heads[self.campaign_id] = (time.monotonic(), head, head_hash)
         return head
+
+    def _known_head(self) -> catchup.Head:
+        """The campaign's head as this process read it last (seq, hash)."""
+        _read_at, head, head_hash = _heads.get(self.campaign_id, (0.0, 0, ""))
+        return head, head_hash
 
     # --- presence --------------------------------------------------------------------------
 
@@ -358,16 +392,26 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_send(group, {"type": "presence.changed", "group": group})
 
     async def presence_changed(self, message: dict[str, Any]) -> None:
-        if self._is_gm and not self.closed:
+        """Someone came or went: a GM's socket shows who is online now. The notices of a burst
+        (a reconnect storm) are coalesced: while one refresh is under way, the next ones make
+        one more after it, not one each."""
+        if not self._is_gm or self.closed:
+            return
+        self._presence_stale = True
+        if self._presence_task is None or self._presence_task.done():
+            self._presence_task = asyncio.create_task(self._refresh_presence())
+
+    async def _refresh_presence(self) -> None:
+        while self._presence_stale and not self.closed:
+            self._presence_stale = False
             await self._send_presence(only_if_changed=True)
 
     async def _send_presence(self, only_if_changed: bool = False) -> None:
         try:
-            online = await presence_for(self.channel_layer).online(self.campaign_id)
+            members = await _PresenceView.of(self.channel_layer, self.campaign_id).fresh()
         except Exception as error:  # the layer is down: presence waits for it
             logger.info("live feed: presence unavailable: %s", error)
             return
-        members = await database_sync_to_async(_describe)(self.campaign_id, online)
         if only_if_changed and members == self._last_presence:
             return
         self._last_presence = members
@@ -640,6 +684,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                 await self.send(text_data=text)
             except OSError:  # the client has gone (uvicorn's ClientDisconnected): stop sending
                 self.closed = True
+            except RuntimeError:  # the server has closed it already (the client said goodbye)
+                self.closed = True
 
     async def _close(self, code: int) -> None:
         async with self._send_lock:
@@ -668,8 +714,9 @@ def language_of(scope: dict[str, Any]) -> str:
     return settings.LANGUAGE_CODE
 
 
-def _head_seq(campaign_id: int) -> int:
-    return Campaign.objects.filter(pk=campaign_id).values_list("head_seq", flat=True).first() or 0
+def _head_of(campaign_id: int) -> tuple[int, str]:
+    head = Campaign.objects.filter(pk=campaign_id).values_list("head_seq", "head_hash").first()
+    return head or (0, "")
 
 
 def _describe(campaign_id: int, online: dict[int, int]) -> list[dict[str, Any]]:

@@ -10,12 +10,12 @@ feeds stay gapless) and says only that something happened, and by whom.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from campaign.models import Campaign, Membership, Session
+from campaign.models import Campaign, Membership, Role, Session
 from eventlog.chain import timestamp
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
 from eventlog.models import Event, Visibility
@@ -108,6 +108,7 @@ class _EventPresenter:
         self.names = _usernames({event.actor_id for event in events})
         self._checks: dict[int, Check] | None = None
         self._now: eligibility.Now | None = None  # one reading of the table, shared by members
+        self._nows: dict[tuple[int, str], eligibility.Now] = {}
 
     @property
     def checks(self) -> dict[int, Check]:
@@ -122,12 +123,63 @@ class _EventPresenter:
         return self._checks
 
     def now_for(self, viewer: Membership) -> eligibility.Now:
+        """The table as ``viewer`` may know it: one per viewer for the whole batch, sharing
+        the periods and characters read for the others."""
+        key = (viewer.user_id, viewer.role)
+        now = self._nows.get(key)
+        if now is None:
+            base = self._base_now(viewer)
+            for other in self._nows.values():  # the open chapter and scene as already read
+                for shared in ("chapter", "scene"):
+                    if shared in other.__dict__:
+                        base.__dict__.setdefault(shared, other.__dict__[shared])
+            now = self._nows[key] = base.known_to(viewer)
+        return now
+
+    def _base_now(self, viewer: Membership) -> eligibility.Now:
         if self._now is None:
             self._now = _now(viewer.campaign_id, viewer)
-        return self._now.known_to(viewer)
+        return self._now
 
     def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
         return [self._one(event, viewer) for event in self.events]
+
+    def viewer_class(self, event: Event, viewer: Membership) -> Hashable:
+        """What ``event``'s presentation for ``viewer`` depends on: members of one class are
+        shown the same thing (the live feed and the socket's catch-up render once per class).
+
+        It depends on the viewer only through `may_see` and the follow-ups offered: every GM
+        sees all and is offered alike ("gm"); a member who may not see the event gets the stub
+        ("stub"); one who sees it is offered follow-ups only as a player acting for the roll's
+        character (its owner, whose offers read what they may know: their own class); everyone
+        else who sees it (observers, the other players) is offered nothing ("seen")."""
+        if viewer.role == Role.GM:
+            return "gm"
+        public = event.visibility == Visibility.PUBLIC
+        if not (public or may_see(_facts(event, self.checks), viewer)):
+            return "stub"
+        if event.type in CHECK_EVENT_TYPES and viewer.role == Role.PLAYER:
+            check = self.checks.get(_target_seq(event) or 0)
+            if check is not None and check.character_id is not None:
+                # Read as the offers read it (one read of each character, shared).
+                character = self._base_now(viewer).character(check.character_id)
+                if character is not None and character.owner_id == viewer.user_id:
+                    return ("owner", viewer.user_id)
+        return "seen"
+
+    def by_class(self, viewers: Iterable[Membership]) -> list[list[dict[str, Any]]]:
+        """The events as each of ``viewers`` may see them, each event rendered once per class
+        of viewer (`viewer_class`); the same dicts are shared between viewers of a class."""
+        viewers = list(viewers)
+        shown: list[list[dict[str, Any]]] = [[] for _ in viewers]
+        for event in self.events:
+            rendered: dict[Hashable, dict[str, Any]] = {}
+            for n, viewer in enumerate(viewers):
+                key = self.viewer_class(event, viewer)
+                if key not in rendered:
+                    rendered[key] = self._one(event, viewer)
+                shown[n].append(rendered[key])
+        return shown
 
     def _one(self, event: Event, viewer: Membership) -> dict[str, Any]:
         shown: dict[str, Any] = {
@@ -180,9 +232,29 @@ def present_events(events: Iterable[Event], viewer: Membership) -> list[dict[str
 
 
 def present_to_each(event: Event, members: list[Membership]) -> dict[int, dict[str, Any]]:
-    """One event as each member may see it (the live feed's per-audience rendering)."""
-    presenter = _EventPresenter([event])
-    return {member.user_id: presenter.for_member(member)[0] for member in members}
+    """One event as each member may see it (the live feed's per-audience rendering), rendered
+    once per class of viewer: members of one class share the same dict."""
+    shown = _EventPresenter([event]).by_class(members)
+    return {member.user_id: own[0] for member, own in zip(members, shown, strict=True)}
+
+
+class SharedPage:
+    """A page of the log read once and presented per class of viewer (`viewer_class`): the
+    socket's catch-up renders it once per class and shares it between the sockets catching up
+    over the same range (rolls/live/catchup.py)."""
+
+    def __init__(self, events: list[Event]) -> None:
+        self._presenter = _EventPresenter(events)
+
+    def class_of(self, viewer: Membership) -> Hashable:
+        """Viewers of one class are shown the whole page alike."""
+        if viewer.role == Role.GM:
+            return "gm"
+        presenter = self._presenter
+        return tuple(presenter.viewer_class(event, viewer) for event in presenter.events)
+
+    def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
+        return self._presenter.for_member(viewer)
 
 
 def _usernames(user_ids: set[int | None]) -> dict[int, str]:

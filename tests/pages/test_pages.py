@@ -229,7 +229,7 @@ def test_sign_up_ignores_a_next_link_to_another_site(db):
 def test_every_model_is_in_the_admin_and_the_event_log_is_read_only(table, users):
     from django.apps import apps
 
-    for app in ("campaign", "rolls"):
+    for app in ("campaign", "eventlog", "rolls"):
         for model in apps.get_app_config(app).get_models():
             assert admin.site.is_registered(model), model
     gm = users["gm"]
@@ -238,11 +238,11 @@ def test_every_model_is_in_the_admin_and_the_event_log_is_read_only(table, users
     client = Client()
     client.force_login(gm)
     event = Event.objects.filter(campaign=table.campaign).first()
-    assert client.get("/admin/campaign/event/").status_code == 200
-    change = client.get(f"/admin/campaign/event/{event.pk}/change/")
+    assert client.get("/admin/eventlog/event/").status_code == 200
+    change = client.get(f"/admin/eventlog/event/{event.pk}/change/")
     assert change.status_code == 200 and b'name="_save"' not in change.content
-    assert client.post(f"/admin/campaign/event/{event.pk}/change/", {}).status_code == 403
-    assert client.get("/admin/campaign/event/add/").status_code == 403
-    assert client.post(f"/admin/campaign/event/{event.pk}/delete/", {"post": "yes"}).status_code \
+    assert client.post(f"/admin/eventlog/event/{event.pk}/change/", {}).status_code == 403
+    assert client.get("/admin/eventlog/event/add/").status_code == 403
+    assert client.post(f"/admin/eventlog/event/{event.pk}/delete/", {"post": "yes"}).status_code \
         == 403  # fmt: skip
     assert Event.objects.filter(pk=event.pk).exists()

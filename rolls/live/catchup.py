@@ -1,0 +1,171 @@
+"""Catch-up pages of the log, read and rendered once per class of viewer and shared.
+
+A reconnect storm (a restart: every page reconnects at once) has hundreds of sockets asking the
+same process for the same ranges of one campaign's log. A page is read once per range and state
+of the log, presented once per class of viewer (`rolls.reads.present.SharedPage`: the GMs, the
+owner of the roll's character, who sees it, who gets the stub) and kept as each event's JSON, so
+the next socket of that class over that range only joins strings.
+
+Pages are aligned on multiples of PAGE (a socket resuming after seq 437 is sent 438 to 600 from
+the page of 401 to 600), so sockets that start at different seqs share their pages too. A
+page is keyed by the campaign's head (seq and hash) as the socket last read it, and presented
+as the log stood then or later: every change of what a page shows (a reveal, a follow-up taken,
+a role changed, a chapter ended) is an event, so a new head retires the pages read before it
+(and the socket is sent that event after the page, as a connected one is), and a log restored
+from an older backup, whose head has another hash, never meets the pages of the log it
+replaced. A kept page is sent without a database call (`kept_page`, on the event loop). The
+cache is small and bounded (KEPT rendered pages, READ_KEPT pages of events).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from campaign.models import Membership, Role
+from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
+from eventlog.models import Event
+from rolls.reads.present import SharedPage
+
+PAGE = 200  # events per catch-up frame
+KEPT = 16  # rendered pages kept per process (each a page's JSON for one class of viewer)
+READ_KEPT = 4  # pages of events kept per process, to present for another class
+CLASSES_KEPT = 4096  # the class of a viewer on a kept page (a few dozen bytes each)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A page as one class of viewer is shown it: each event's seq, JSON, and the member an
+    event about a membership (role changed, left) concerns when the viewer may see it."""
+
+    seqs: tuple[int, ...]
+    texts: tuple[str, ...]
+    subjects: tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class Page:
+    """What a socket sends: the frame's text, the last seq in it, and whether it ends with an
+    event about this socket's own membership (the socket re-reads its membership after it)."""
+
+    text: str
+    last: int
+    about_me: bool
+
+
+Head = tuple[int, str]  # a campaign's head: (seq, hash)
+
+_lock = threading.Lock()
+_read: OrderedDict[tuple[int, int, int, int, str], SharedPage] = OrderedDict()
+_rendered: OrderedDict[tuple[int, int, int, int, str, Hashable], Rendered] = OrderedDict()
+# A viewer's class on a page, as it was found (a player's needs the page's checks read).
+_classes: OrderedDict[tuple[int, int, int, int, str, int, str], Hashable] = OrderedDict()
+
+
+def kept_page(membership: Membership, after: int, until: int, head: Head) -> Page | None:
+    """The next page of (after, until] when it is kept already: no database, so the event
+    loop's thread may call it. None when it has to be read (`page_after`)."""
+    read_key = _read_key(membership.campaign_id, after, until, head)
+    if read_key is None:
+        return None
+    with _lock:
+        viewer_class = (
+            "gm" if membership.role == Role.GM else _classes.get(_class_key(read_key, membership))
+        )
+        rendered = _rendered.get((*read_key, viewer_class)) if viewer_class is not None else None
+        if rendered is not None:
+            _rendered.move_to_end((*read_key, viewer_class))
+    return None if rendered is None else _slice(rendered, after, membership.user_id)
+
+
+def page_after(membership: Membership, after: int, until: int, head: Head) -> Page | None:
+    """The next page of (after, until] as ``membership`` may see it; None when there is none.
+    ``head`` is the campaign's head as the caller read it last: the page is presented as the
+    log stood then, or later.
+
+    Runs in a worker thread (it reads the database)."""
+    read_key = _read_key(membership.campaign_id, after, until, head)
+    if read_key is None:
+        return None
+    with _lock:
+        shared = _read.get(read_key)
+        if shared is not None:
+            _read.move_to_end(read_key)
+    if shared is None:
+        start, end = read_key[1], read_key[2]
+        events = Event.objects.filter(
+            campaign_id=membership.campaign_id, seq__gt=start, seq__lte=end
+        ).order_by("seq")
+        shared = SharedPage(list(events))
+        _keep(_read, read_key, shared, READ_KEPT)
+    viewer_class = shared.class_of(membership)
+    _keep(_classes, _class_key(read_key, membership), viewer_class, CLASSES_KEPT)
+    rendered_key = (*read_key, viewer_class)
+    with _lock:
+        rendered = _rendered.get(rendered_key)
+        if rendered is not None:
+            _rendered.move_to_end(rendered_key)
+    if rendered is None:
+        rendered = _render(shared, membership)
+        _keep(_rendered, rendered_key, rendered, KEPT)
+    return _slice(rendered, after, membership.user_id)
+
+
+def _read_key(
+    campaign_id: int, after: int, until: int, head: Head
+) -> tuple[int, int, int, int, str] | None:
+    start = after - after % PAGE
+    end = min(until, start + PAGE)
+    return None if end <= after else (campaign_id, start, end, *head)
+
+
+def _class_key(read_key: tuple, membership: Membership) -> tuple:
+    return (*read_key, membership.user_id, membership.role)
+
+
+def _render(shared: SharedPage, membership: Membership) -> Rendered:
+    shown = shared.for_member(membership)
+    return Rendered(
+        seqs=tuple(event["seq"] for event in shown),
+        texts=tuple(json.dumps(event, separators=(",", ":")) for event in shown),
+        subjects=tuple(
+            event["payload"].get("user_id")
+            if event["type"] in (MEMBER_ROLE_CHANGED, MEMBER_LEFT) and not event["redacted"]
+            else None
+            for event in shown
+        ),
+    )
+
+
+def _slice(rendered: Rendered, after: int, user_id: int) -> Page | None:
+    """The events after ``after``, up to and including the first one about this member."""
+    first = next((n for n, seq in enumerate(rendered.seqs) if seq > after), None)
+    if first is None:
+        return None
+    last = len(rendered.seqs)
+    about_me = False
+    for n in range(first, last):
+        if rendered.subjects[n] == user_id:
+            last, about_me = n + 1, True
+            break
+    text = '{"type":"events","events":[' + ",".join(rendered.texts[first:last]) + "]}"
+    return Page(text=text, last=rendered.seqs[last - 1], about_me=about_me)
+
+
+def _keep(cache: OrderedDict, key: tuple, value: object, size: int) -> None:
+    with _lock:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > size:
+            cache.popitem(last=False)
+
+
+def forget() -> None:
+    """Drop every kept page (tests)."""
+    with _lock:
+        _read.clear()
+        _rendered.clear()
+        _classes.clear()
