@@ -404,7 +404,7 @@ def verify_campaign(
 
 # --- the full proof in parallel, per session -----------------------------------------------------
 
-PARALLEL_MIN = 20_000  # events to prove before processes pay for themselves
+PARALLEL_MIN = 5_000  # events to prove (a second or more) before processes pay for themselves
 _SEGMENT_TYPES = (CAMPAIGN_CREATED, CAMPAIGN_OPTIONS_CHANGED, SESSION_STARTED, SESSION_ENDED)
 
 
