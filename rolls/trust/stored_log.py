@@ -424,7 +424,8 @@ def _session_segments(
     state = verifier.snapshot()
     system, options = state["system"], dict(state["options"])
     sessions = len(state["sessions"])
-    open_id = None if state["open_session"] is None else state["sessions"][-1]["session_id"]
+    open_index = state["open_session"]
+    open_id = None if open_index is None else state["sessions"][open_index]["session_id"]
     payload = "payload" if connection.vendor == "sqlite" else "payload::text"
     table = Event._meta.db_table
     with connection.cursor() as cursor:
