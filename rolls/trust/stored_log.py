@@ -6,6 +6,7 @@ from the key its event records; the report names events and problems, never a ke
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -267,6 +268,12 @@ def _proof_rows(
         yield fields, checked
 
 
+@functools.lru_cache(maxsize=256)
+def _json_text(value: str) -> str:
+    """A string as JSON (event types and visibilities: a handful of values)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _fast_hash(fields: dict[str, Any]) -> str:
     """eventlog.chain.document_hash of an event whose payload is the stored canonical text, by
     string assembly (keys in sorted order, the text as is); a sealed event's digest is taken over
@@ -288,8 +295,7 @@ def _fast_hash(fields: dict[str, Any]) -> str:
         f'"created_at":"{fields["created_at"]}","payload":{payload},'
         f'"prev_hash":"{fields["prev_hash"]}","scene":{text(fields["scene"])},'
         f'"seq":{fields["seq"]},"session":{text(fields["session"])},'
-        f'"type":{json.dumps(fields["type"], ensure_ascii=False)},'
-        f'"visibility":{json.dumps(visibility, ensure_ascii=False)}}}'
+        f'"type":{_json_text(fields["type"])},"visibility":{_json_text(visibility)}}}'
     )
     return hashlib.sha256(document.encode()).hexdigest()
 
