@@ -139,10 +139,7 @@ _FORMATS = {
         # Naive UTC text, with microseconds only when there are some.
         "created": "replace(created_at, ' ', 'T') || CASE WHEN instr(created_at, '.') "
         "THEN '' ELSE '.000000' END || '+00:00'",
-        **{
-            name: _sqlite_uuid(f"{name}_id")
-            for name in ("session", "scene", "chapter", "character")
-        },
+        **{name: _sqlite_uuid(f"{name}_id") for name in _CONTEXT},
     },
     "postgresql": {
         "created": "to_char(created_at AT TIME ZONE 'UTC', "
@@ -207,21 +204,18 @@ def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
     decoded and re-encoded. Says only whether the chain holds: the full pass names what does
     not."""
     expected, prev, sha256, q = 1, GENESIS, hashlib.sha256, _quoted
-    types: dict[str, str] = {}
     for row in raw_chain_rows(campaign_id, until):
         seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
         session, scene, chapter, character = context
         if seq != expected or prev_hash != prev:
             return False
         if visibility == "public":
-            kind = types.get(type_)
-            if kind is None:
-                kind = types[type_] = json.dumps(type_, ensure_ascii=False)
             document = (
                 f'{{"actor":{"null" if actor is None else actor},"campaign":{campaign_id},'
                 f'"chapter":{q(chapter)},"character":{q(character)},"created_at":"{created}",'
                 f'"payload":{payload},"prev_hash":"{prev_hash}","scene":{q(scene)},'
-                f'"seq":{seq},"session":{q(session)},"type":{kind},"visibility":"public"}}'
+                f'"seq":{seq},"session":{q(session)},"type":{_json_text(type_)},'
+                '"visibility":"public"}'
             )
             intact = sha256(document.encode()).hexdigest() == hash_
         else:
