@@ -28,13 +28,14 @@ def main() -> int:
     args = parser.parse_args()
     quick = ["--quick"] if args.quick else []
     pg = ["--database-url", args.database_url] if args.database_url.startswith("postgres") else []
+    trust_events = ["--events", "4000"] if args.quick else []
     runs = [
         ["bench/engines.py", *quick],
         ["bench/rollbox.py", *quick],
         ["bench/log.py", *(["--events", "100000"] if args.quick else [])],
         ["bench/report.py", *quick],
         ["bench/presenting.py", *(["--checks", "50"] if args.quick else [])],
-        ["bench/trust.py", *(["--events", "4000"] if args.quick else [])],
+        ["bench/trust.py", *trust_events],
         ["bench/api.py", *quick, *pg],
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
         ["bench/sockets.py"],
@@ -43,6 +44,8 @@ def main() -> int:
     ]
     if pg:
         runs.insert(2, ["bench/log.py", "--events", "100000", *pg])
+        trust = ["bench/trust.py", *trust_events]
+        runs.insert(runs.index(trust) + 1, [*trust, *pg])
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as summary:
         env = {**os.environ, "BENCH_SUMMARY": summary.name}
         failed = []

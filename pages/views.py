@@ -317,6 +317,8 @@ def _verification(campaigns: list[Campaign]) -> list[Verification]:
     if not campaigns:
         return []
     # The stored verification, carried on from its checkpoint: a view reads the new events only.
+    # A GET that writes: the checkpoint is a cache of a computation anyone can repeat (the log is
+    # the evidence), written only when new events were proven; docs/verification.md.
     report = verify_campaigns(campaign_ids=[c.pk for c in campaigns])
     streams = {stream.campaign: stream for stream in report.campaigns}
     per_session = {(row["campaign"], str(row["session"])): row for row in report.sessions}

@@ -6,6 +6,8 @@ from the key its event records; the report names events and problems, never a ke
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -24,7 +26,6 @@ from eventlog.chain import (
     canonical_json,
     document_hash,
     event_document,
-    timestamp,
 )
 from eventlog.event_types import (
     CAMPAIGN_CREATED,
@@ -118,18 +119,42 @@ def _as_rows(campaign_id: int, events: QuerySet[Event]) -> Iterator[dict[str, An
 
 
 _RAW_SQL = (
-    "SELECT seq, type, {payload}, actor_id, created_at, visibility, session_id, scene_id, "
-    "chapter_id, character_id, prev_hash, hash FROM {table} "
+    "SELECT seq, type, {payload}, actor_id, {created}, visibility, {session}, {scene}, "
+    "{chapter}, {character}, prev_hash, hash FROM {table} "
     "WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
 )
 _FOREVER = 2**63 - 1
 
 
+def _sqlite_uuid(column: str) -> str:
+    """SQLite keeps a UUID as 32 hex digits: as text with its dashes (NULL stays NULL)."""
+    parts = [f"substr({column}, {a}, {n})" for a, n in ((1, 8), (9, 4), (13, 4), (17, 4))]
+    return " || '-' || ".join([*parts, f"substr({column}, 21)"])
+
+
+_CONTEXT = ("session", "scene", "chapter", "character")
+_FORMATS = {
+    # The event document's own forms (eventlog.chain.event_document), made by the database.
+    "sqlite": {
+        # Naive UTC text, with microseconds only when there are some.
+        "created": "replace(created_at, ' ', 'T') || CASE WHEN instr(created_at, '.') "
+        "THEN '' ELSE '.000000' END || '+00:00'",
+        **{name: _sqlite_uuid(f"{name}_id") for name in _CONTEXT},
+    },
+    "postgresql": {
+        "created": "to_char(created_at AT TIME ZONE 'UTC', "
+        '\'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"\')',
+        **{name: f"{name}_id::text" for name in _CONTEXT},
+    },
+}
+
+
 def raw_chain_rows(
     campaign_id: int, until: int, *, after: int = 0, hashed_text: bool = True
 ) -> Iterator[tuple]:
-    """The columns the chain covers, straight from the database: no ORM objects, the payload as
-    stored text. ``hashed_text``: the canonical JSON the hash covers (`Event.payload_text` on
+    """The fields the chain covers, straight from the database, as the event document has them
+    (ids and the time as text, formatted by the database): no ORM objects, the payload as stored
+    text. ``hashed_text``: the canonical JSON the hash covers (`Event.payload_text` on
     PostgreSQL; SQLite's payload column is that text); otherwise, on PostgreSQL, the jsonb the
     application reads, as PostgreSQL writes it (not canonical)."""
     if connection.vendor == "sqlite":
@@ -138,27 +163,12 @@ def raw_chain_rows(
         payload = "COALESCE(payload_text, payload::text)"  # rows appended without it
     else:
         payload = "payload::text"
-    sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table)
+    formats = _FORMATS[connection.vendor]
+    sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table, **formats)
     with connection.cursor() as cursor:
         cursor.execute(sql, [campaign_id, after, until])
         while rows := cursor.fetchmany(5000):
             yield from rows
-
-
-def _iso(created: Any) -> str:
-    if not isinstance(created, str):
-        return timestamp(created)
-    day, _, clock = created.partition(" ")  # SQLite: naive UTC, microseconds only if any
-    return f"{day}T{clock if '.' in clock else clock + '.000000'}+00:00"
-
-
-def _uuid(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = str(value)
-    if len(text) == 32:  # SQLite keeps UUIDs as 32 hex digits
-        return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
-    return text
 
 
 def _quoted(value: str | None) -> str:
@@ -168,14 +178,14 @@ def _quoted(value: str | None) -> str:
 def _fields(campaign_id: int, row: tuple) -> tuple[dict[str, Any], str]:
     """A raw row as the event document (payload still as its stored text) and its hash."""
     seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
-    session, scene, chapter, character = (_uuid(value) for value in context)
+    session, scene, chapter, character = context
     fields = {
         "campaign": campaign_id,
         "seq": seq,
         "type": type_,
         "payload": payload,
         "actor": actor,
-        "created_at": _iso(created),
+        "created_at": created,
         "visibility": visibility,
         "session": session,
         "scene": scene,
@@ -189,19 +199,34 @@ def _fields(campaign_id: int, row: tuple) -> tuple[dict[str, Any], str]:
 def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
     """The chain alone, fast: seqs 1..until without gaps, every link, every hash, ending at
     ``head_hash``. Each event is hashed from its stored canonical payload text as is (one
-    SHA-256 over a string assembled around it, no JSON decoding; `_fast_hash`); a text that is
-    not canonical (a row appended without `payload_text`) is decoded and re-encoded. Says only
-    whether the chain holds: the full pass names what does not."""
-    expected, prev = 1, GENESIS
+    SHA-256 over a string assembled around it, no JSON decoding; `_fast_hash`, inlined here for
+    public events); a text that is not canonical (a row appended without `payload_text`) is
+    decoded and re-encoded. Says only whether the chain holds: the full pass names what does
+    not."""
+    expected, prev, sha256, q = 1, GENESIS, hashlib.sha256, _quoted
     for row in raw_chain_rows(campaign_id, until):
-        fields, hash_ = _fields(campaign_id, row)
-        if fields["seq"] != expected or fields["prev_hash"] != prev:
+        seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
+        session, scene, chapter, character = context
+        if seq != expected or prev_hash != prev:
             return False
-        if _fast_hash(fields) != hash_:
-            fields["payload"] = json.loads(fields["payload"])
-            if document_hash(fields) != hash_:
-                return False
-        expected, prev = fields["seq"] + 1, hash_
+        if visibility == "public":
+            document = (
+                f'{{"actor":{"null" if actor is None else actor},"campaign":{campaign_id},'
+                f'"chapter":{q(chapter)},"character":{q(character)},"created_at":"{created}",'
+                f'"payload":{payload},"prev_hash":"{prev_hash}","scene":{q(scene)},'
+                f'"seq":{seq},"session":{q(session)},"type":{_json_text(type_)},'
+                '"visibility":"public"}'
+            )
+            intact = sha256(document.encode()).hexdigest() == hash_
+        else:
+            intact = False
+        if not intact:
+            fields, _ = _fields(campaign_id, row)
+            if _fast_hash(fields) != hash_:
+                fields["payload"] = json.loads(payload)
+                if document_hash(fields) != hash_:
+                    return False
+        expected, prev = seq + 1, hash_
     return expected - 1 == until and prev == head_hash
 
 
@@ -238,6 +263,12 @@ def _proof_rows(
         yield fields, checked
 
 
+@functools.lru_cache(maxsize=256)
+def _json_text(value: str) -> str:
+    """A string as JSON (event types and visibilities: a handful of values)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _fast_hash(fields: dict[str, Any]) -> str:
     """eventlog.chain.document_hash of an event whose payload is the stored canonical text, by
     string assembly (keys in sorted order, the text as is); a sealed event's digest is taken over
@@ -259,8 +290,7 @@ def _fast_hash(fields: dict[str, Any]) -> str:
         f'"created_at":"{fields["created_at"]}","payload":{payload},'
         f'"prev_hash":"{fields["prev_hash"]}","scene":{text(fields["scene"])},'
         f'"seq":{fields["seq"]},"session":{text(fields["session"])},'
-        f'"type":{json.dumps(fields["type"], ensure_ascii=False)},'
-        f'"visibility":{json.dumps(visibility, ensure_ascii=False)}}}'
+        f'"type":{_json_text(fields["type"])},"visibility":{_json_text(visibility)}}}'
     )
     return hashlib.sha256(document.encode()).hexdigest()
 
@@ -306,13 +336,30 @@ def _store(campaign: Campaign, state: dict[str, Any]) -> None:
     disk on PostgreSQL, and losing it in a crash only means proving those events again."""
     seq, hash_ = state["last"]
     values = {"seq": seq, "hash": hash_, "ok": not state["problems"], "state": state}
-    with transaction.atomic():
+    with _not_durable(), transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO off")
         stored = VerificationCheckpoint.objects.filter(campaign=campaign)
         if not stored.update(**values, verified_at=timezone.now()):
             VerificationCheckpoint.objects.create(campaign=campaign, **values)
+
+
+@contextlib.contextmanager
+def _not_durable() -> Iterator[None]:
+    """SQLite: this commit need not wait for the disk either (the WAL is synced by the next
+    commit that does; settings.py keeps synchronous=FULL for everything else). PostgreSQL's is
+    set inside the transaction."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block:
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA synchronous = NORMAL")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA synchronous = FULL")
 
 
 def verify_campaign(
@@ -375,7 +422,7 @@ def verify_campaign(
 
 # --- the full proof in parallel, per session -----------------------------------------------------
 
-PARALLEL_MIN = 20_000  # events to prove before processes pay for themselves
+PARALLEL_MIN = 5_000  # events to prove (a second or more) before processes pay for themselves
 _SEGMENT_TYPES = (CAMPAIGN_CREATED, CAMPAIGN_OPTIONS_CHANGED, SESSION_STARTED, SESSION_ENDED)
 
 
@@ -395,7 +442,8 @@ def _session_segments(
     state = verifier.snapshot()
     system, options = state["system"], dict(state["options"])
     sessions = len(state["sessions"])
-    open_id = None if state["open_session"] is None else state["sessions"][-1]["session_id"]
+    open_index = state["open_session"]
+    open_id = None if open_index is None else state["sessions"][open_index]["session_id"]
     payload = "payload" if connection.vendor == "sqlite" else "payload::text"
     table = Event._meta.db_table
     with connection.cursor() as cursor:
@@ -455,13 +503,24 @@ def _segment_state(seq: int, system: Any, options: dict, sessions: int) -> dict[
     }
 
 
+def _own_connections() -> None:
+    """In a forked worker: database connections of its own. The parent closed its connections
+    before forking, but on PostgreSQL they went back to its connection pool, whose sockets and
+    threads must stay the parent's: the worker forgets that pool and opens its own."""
+    from django.db import connections
+
+    for each in connections.all(initialized_only=True):
+        each.connection = None
+        pools = getattr(type(each), "_connection_pools", None)
+        if pools:
+            pools.clear()
+
+
 def _prove_segment(
     campaign_id: int, system: str, after: int, until: int, state: dict[str, Any] | None
 ) -> dict[str, Any]:
     """One worker's share: the events after..until, from ``state``; its snapshot."""
-    from django.db import connections
-
-    connections.close_all()  # a forked process opens its own connection
+    _own_connections()
     options = {"system": system, "earlier_events": partial(_earlier_events, campaign_id)}
     table = Event._meta.db_table
     with connection.cursor() as cursor:
@@ -476,7 +535,7 @@ def _prove_segment(
     for row, hash_checked in _proof_rows(campaign_id, after=after, until=until):
         verifier.feed(row, hash_checked=hash_checked)
     snapshot = verifier.snapshot()
-    connections.close_all()
+    connection.close()
     return snapshot
 
 

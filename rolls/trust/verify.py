@@ -28,6 +28,7 @@ Exit status: 0 when everything verifies, 1 when something does not, 2 when the f
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import re
@@ -215,8 +216,11 @@ class _Roll:
     @classmethod
     def keep(cls, system: str, roll: Mapping[str, Any]) -> _Roll:
         result = roll["result"]
-        if system == "cofd" and result.get("outcome") != "failure":
-            return cls(system, canonical_json([None, None, {"outcome": result.get("outcome")}]))
+        outcome = result.get("outcome")
+        if system == "cofd" and outcome != "failure":
+            if isinstance(outcome, str):
+                return cls(system, _outcome_only(outcome))
+            return cls(system, canonical_json([None, None, {"outcome": outcome}]))
         return cls(system, canonical_json([roll["check"], roll["faces"], result]))
 
     def unpack(self) -> tuple[Any, Any, Any]:
@@ -226,6 +230,11 @@ class _Roll:
     def update(self, check: Any, faces: Any, result: Any, followup: str) -> None:
         self.packed = canonical_json([check, faces, result])
         self.followups += (followup,)
+
+
+@functools.lru_cache(maxsize=64)
+def _outcome_only(outcome: str) -> str:
+    return canonical_json([None, None, {"outcome": outcome}])
 
 
 def _is_salt(payload: Any) -> bool:
