@@ -21,12 +21,26 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response is None:
         return None
     if isinstance(exc, ValidationError):
-        data = (
-            response.data
-            if isinstance(response.data, dict)
-            else {"non_field_errors": response.data}
-        )
-        response.data = {**data, "code": "invalid"}
+        response.data = {**flat_errors(response.data), "code": "invalid"}
     elif isinstance(exc, APIException) and isinstance(response.data, dict):
         response.data = {**response.data, "code": exc.default_code}
     return response
+
+
+def flat_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """A serializer's errors as the API names fields everywhere: one key per field, dotted for
+    nested fields and list items (``request.traits``, ``modifiers.0.value``), each with its
+    messages."""
+    if isinstance(detail, dict):
+        flat: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            flat.update(flat_errors(value, f"{prefix}{key}."))
+        return flat
+    if isinstance(detail, list) and any(isinstance(item, dict | list) for item in detail):
+        flat = {}
+        for index, item in enumerate(detail):
+            if item:
+                flat.update(flat_errors(item, f"{prefix}{index}."))
+        return flat
+    messages = detail if isinstance(detail, list) else [detail]
+    return {prefix.rstrip(".") or "non_field_errors": [str(message) for message in messages]}

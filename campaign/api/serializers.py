@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaign.models import Campaign, Character, Membership, Role
+from config.schema import component
 from rolls.systems import SYSTEM_IDS
+from rolls.systems.options import option_table
 
 
 class PeriodSerializer(serializers.Serializer):
@@ -43,6 +48,80 @@ class CampaignSerializer(serializers.ModelSerializer):
     def get_invite_code(self, campaign: Campaign) -> str | None:
         """Only GMs see the invite code (anyone holding it can join)."""
         return campaign.invite_code if self.get_my_role(campaign) == Role.GM else None
+
+
+NAME = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 100,
+    # non-blank (the services strip it), no NUL (campaign/limits.py)
+    "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$",
+}
+
+
+def options_schema(system: str) -> dict[str, str]:
+    """The rule options of ``system`` as ``validate_options`` accepts them (rolls/systems/
+    options.py), a component per system."""
+    table = option_table(system)
+    return component(
+        f"{SYSTEM_SCHEMA_NAMES[system]}Options",
+        {
+            "type": "object",
+            "properties": {name: option.json_schema() for name, option in table.items()},
+            "additionalProperties": False,
+            "description": f"rule options of {system} (RULES.md A.2; GET /api/rules/)",
+        },
+    )
+
+
+SYSTEM_SCHEMA_NAMES = {
+    "d6pool": "D6Pool",
+    "storyteller": "Storyteller",
+    "nice_damnit": "NiceDamnit",
+    "age": "Age",
+    "cofd": "Cofd",
+}
+
+
+def campaign_create_schema() -> dict[str, Any]:
+    """A new campaign: its system decides which options it may carry."""
+    variants = [
+        component(
+            f"{SYSTEM_SCHEMA_NAMES[system]}CampaignCreateRequest",
+            {
+                "type": "object",
+                "properties": {
+                    "name": NAME,
+                    "system": {"type": "string", "enum": [system]},
+                    "options": options_schema(system),
+                },
+                "required": ["name", "system"],
+                "additionalProperties": False,
+            },
+        )
+        for system in SYSTEM_IDS
+    ]
+    return {"oneOf": variants}
+
+
+def campaign_update_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "name": NAME,
+            "options": {
+                "anyOf": [options_schema(system) for system in SYSTEM_IDS],
+                "description": "only the options to change, of the campaign's system",
+            },
+        },
+        "additionalProperties": False,
+    }
+
+
+@extend_schema_field(NAME)
+class NameField(serializers.CharField):
+    """A name the service checks (with the rest of a sheet, so a form hears of every bad field
+    at once): the schema says what it accepts."""
 
 
 class CampaignCreateSerializer(serializers.Serializer):
@@ -85,10 +164,17 @@ class CharacterSerializer(serializers.ModelSerializer):
 class CharacterWriteSerializer(serializers.Serializer):
     # The service checks the name with the traits and resources, so a form hears of every bad
     # field in one answer.
-    name = serializers.CharField(required=False, allow_blank=True, help_text="1-100 characters")
+    name = NameField(required=False, allow_blank=True, help_text="1-100 characters")
     traits = serializers.DictField(required=False)
     resources = serializers.DictField(required=False)
     owner_id = serializers.IntegerField(allow_null=True, required=False)
+
+
+class CharacterCreateSerializer(CharacterWriteSerializer):
+    name = NameField(allow_blank=True, help_text="1-100 characters")
+    owner_id = serializers.IntegerField(
+        allow_null=True, required=False, help_text="a player of the campaign (GM only)"
+    )
 
 
 class FavouriteSerializer(serializers.Serializer):

@@ -18,6 +18,7 @@ from campaign.api.serializers import (
     CampaignCreateSerializer,
     CampaignSerializer,
     CampaignUpdateSerializer,
+    CharacterCreateSerializer,
     CharacterSerializer,
     CharacterWriteSerializer,
     FavouriteSerializer,
@@ -26,11 +27,14 @@ from campaign.api.serializers import (
     PeriodSerializer,
     RoleSerializer,
     TitleSerializer,
+    campaign_create_schema,
+    campaign_update_schema,
 )
 from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput
 from campaign.models import Campaign, Chapter, Character, Membership, Scene, Session
 from campaign.sheets import sheet_template
+from config.schema import json_body
 from rolls.systems.options import RULE_OPTIONS, option_table
 
 
@@ -84,7 +88,7 @@ class CampaignListView(WriteView):
         campaigns = [m.campaign for m in memberships]
         return Response(CampaignSerializer(campaigns, many=True, context={"roles": roles}).data)
 
-    @extend_schema(request=CampaignCreateSerializer, responses={201: CampaignSerializer})
+    @extend_schema(request=json_body(campaign_create_schema()), responses={201: CampaignSerializer})
     def post(self, request: Request) -> Response:
         data = body(request, CampaignCreateSerializer)
         campaign = services.create_campaign(
@@ -103,7 +107,7 @@ class CampaignDetailView(WriteView):
         campaign, membership = campaign_for(request, campaign_id)
         return Response(campaign_data(campaign, membership))
 
-    @extend_schema(request=CampaignUpdateSerializer, responses=CampaignSerializer)
+    @extend_schema(request=json_body(campaign_update_schema()), responses=CampaignSerializer)
     def patch(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         data = body(request, CampaignUpdateSerializer)
@@ -166,7 +170,7 @@ class CharacterListView(WriteView):
         characters = list(Character.objects.filter(campaign=campaign))
         return Response(character_data(characters, membership))
 
-    @extend_schema(request=CharacterWriteSerializer, responses={201: CharacterSerializer})
+    @extend_schema(request=CharacterCreateSerializer, responses={201: CharacterSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
         data = body(request, CharacterWriteSerializer)

@@ -14,22 +14,25 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.api.views import campaign_for
+from campaign.api.views import body, campaign_for
 from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput, NotFound
 from campaign.limits import MAX_INT
 from campaign.models import Membership, Role
+from config.schema import json_body
 from rolls.api.serializers import (
     AgainSerializer,
     CallSerializer,
-    CheckRequestSerializer,
     CheckSerializer,
     EventSerializer,
     ExtraNiceSerializer,
     FortuneSerializer,
-    LineSerializer,
     TaskResetSerializer,
+    WillpowerRestoredSerializer,
     WillpowerSerializer,
+    call_schema,
+    check_request_schema,
+    line_schema,
 )
 from rolls.checks import calls, followups, rollbox, services
 from rolls.models import Check, CheckCall
@@ -84,7 +87,9 @@ class CheckListView(WriteView):
         return Response(present_checks(page, membership))
 
     @extend_schema(
-        request=CheckRequestSerializer, responses={201: CheckSerializer}, summary="Roll a check"
+        request=json_body(check_request_schema()),
+        responses={201: CheckSerializer},
+        summary="Roll a check",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -96,7 +101,7 @@ class CheckListView(WriteView):
 
 class ParseView(APIView):
     @extend_schema(
-        request=LineSerializer,
+        request=json_body(line_schema()),
         responses=OpenApiTypes.OBJECT,
         summary="Read a line of the roll box: the check it names and its odds, no roll",
     )
@@ -126,7 +131,7 @@ class AgainView(WriteView):
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         check = rollbox.roll_again(
-            campaign=campaign, actor=request.user, seq=seq, changes=json_object(request)
+            campaign=campaign, actor=request.user, seq=seq, changes=body(request, AgainSerializer)
         )
         return Response(present_check(check, membership), status=status.HTTP_201_CREATED)
 
@@ -135,7 +140,9 @@ class OddsView(APIView):
     throttle_classes = ()  # rolls nothing: the composer asks on every change of the form
 
     @extend_schema(
-        request=CheckRequestSerializer, responses=OpenApiTypes.OBJECT, summary="Odds, no roll"
+        request=json_body(check_request_schema()),
+        responses=OpenApiTypes.OBJECT,
+        summary="Odds, no roll",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
@@ -168,7 +175,7 @@ class FortuneView(WriteView):
     @extend_schema(request=FortuneSerializer, responses=CheckSerializer, summary="AGE: Fortune")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        data = json_object(request)
+        data = body(request, FortuneSerializer)
         check = followups.spend_fortune(
             campaign=campaign,
             actor=request.user,
@@ -183,7 +190,7 @@ class ExtraNiceView(WriteView):
     @extend_schema(request=ExtraNiceSerializer, responses=CheckSerializer, summary="Extra Nice!")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        data = json_object(request)
+        data = body(request, ExtraNiceSerializer)
         check = followups.take_extra_nice(
             campaign=campaign, actor=request.user, seq=seq, count=data.get("count")
         )
@@ -200,7 +207,9 @@ class RevealView(WriteView):
 
 class WillpowerRestoreView(WriteView):
     @extend_schema(
-        request=WillpowerSerializer, responses=OpenApiTypes.OBJECT, summary="GM: restore Willpower"
+        request=WillpowerSerializer,
+        responses=WillpowerRestoredSerializer,
+        summary="GM: restore Willpower",
     )
     def post(self, request: Request, campaign_id: int, character_id: str) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
@@ -208,7 +217,7 @@ class WillpowerRestoreView(WriteView):
             campaign=campaign,
             actor=request.user,
             character_id=character_id,
-            amount=json_object(request).get("amount"),
+            amount=body(request, WillpowerSerializer)["amount"],
         )
         return Response({"character": str(character.pk), "resources": character.resources})
 
@@ -217,12 +226,12 @@ class TaskResetView(WriteView):
     @extend_schema(request=TaskResetSerializer, responses={204: None}, summary="GM: reset a retry")
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
-        data = json_object(request)
+        data = body(request, TaskResetSerializer)
         services.reset_task(
             campaign=campaign,
             actor=request.user,
-            character_id=data.get("character"),
-            task=data.get("task"),
+            character_id=str(data["character"]),
+            task=data["task"],
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -239,7 +248,9 @@ def call_data(call: CheckCall) -> dict[str, Any]:
 
 
 class CallListView(WriteView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Open calls for a check (mine, or all)")
+    @extend_schema(
+        responses=CallSerializer(many=True), summary="Open calls for a check (mine, or all)"
+    )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         calls = CheckCall.objects.filter(campaign=campaign, closed=False).order_by("seq")
@@ -253,10 +264,15 @@ class CallListView(WriteView):
             calls = [call for call in calls if mine & set(call.character_ids)]
         return Response([call_data(call) for call in calls])
 
-    @extend_schema(request=CallSerializer, responses={201: OpenApiTypes.OBJECT}, summary="GM: call")
+    @extend_schema(
+        request=json_body(call_schema()), responses={201: CallSerializer}, summary="GM: call"
+    )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
         data = json_object(request)
+        unknown = sorted(set(data) - {"characters", "request"})
+        if unknown:
+            raise InvalidInput(unknown[0], gettext("unknown field"))
         call = calls.call_for_check(
             campaign=campaign,
             actor=request.user,
@@ -282,9 +298,9 @@ class EventListView(APIView):
             OpenApiParameter("until", int),
             OpenApiParameter("limit", int, description="at most 1000"),
             OpenApiParameter("type", str, many=True),
-            OpenApiParameter("session", str),
-            OpenApiParameter("chapter", str),
-            OpenApiParameter("character", str),
+            OpenApiParameter("session", OpenApiTypes.UUID),
+            OpenApiParameter("chapter", OpenApiTypes.UUID),
+            OpenApiParameter("character", OpenApiTypes.UUID),
         ],
         summary="The event log, as I may see it",
     )
