@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from django.db import connection, transaction
 from django.utils import timezone
 
-from campaign.models import Campaign, Event
 from eventlog import projections
 from eventlog.chain import SALT_BYTES, document_hash, event_document, is_sealed
 from eventlog.event_types import SEALED_KEY
+from eventlog.models import Event, stream_owners
+
+if TYPE_CHECKING:
+    from campaign.models import Campaign
 
 # Called with each event after its transaction commits (the live feed subscribes here).
 _after_commit_listeners: list[Callable[[Event], None]] = []
@@ -32,7 +35,7 @@ def lock_stream(campaign_id: int) -> Campaign:
     """
     if not connection.in_atomic_block:
         raise RuntimeError("lock_stream() must run inside transaction.atomic()")
-    return Campaign.objects.select_for_update().get(pk=campaign_id)
+    return stream_owners().select_for_update().get(pk=campaign_id)
 
 
 def document_of(event: Event) -> dict[str, Any]:
@@ -73,7 +76,7 @@ def append_event(
     if is_sealed(visibility):
         # The secret salt makes the sealed hash unguessable: see eventlog.chain.
         payload = {**payload, SEALED_KEY: secrets.token_hex(SALT_BYTES)}
-    head = Campaign.objects.select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
+    head = stream_owners().select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
     event = Event(
         campaign_id=campaign.pk,
         seq=head.head_seq + 1,
@@ -90,7 +93,7 @@ def append_event(
     )
     event.hash = hash_of(event)
     event.save(force_insert=True)
-    Campaign.objects.filter(pk=campaign.pk).update(head_seq=event.seq, head_hash=event.hash)
+    stream_owners().filter(pk=campaign.pk).update(head_seq=event.seq, head_hash=event.hash)
     campaign.head_seq, campaign.head_hash = event.seq, event.hash
     projections.apply(event)
     for listener in _after_commit_listeners:

@@ -16,8 +16,9 @@ from django.utils.translation import gettext as _
 
 from campaign.access import require_gm
 from campaign.errors import InvalidInput, NotFound
-from campaign.models import Campaign, Visibility
+from campaign.models import Campaign
 from eventlog import event_types as types
+from eventlog.models import Visibility
 from webhooks.models import Webhook
 
 MAX_WEBHOOKS = 5  # per campaign: a table posts to its channel, not to a fleet

@@ -12,8 +12,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from campaign.models import Visibility
 from config.schema import component
+from eventlog.models import Visibility
 from rolls.checks.requests import (
     call_request_keys,
     request_field_schemas,

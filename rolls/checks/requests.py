@@ -15,8 +15,8 @@ from campaign.models import (
     Character,
     Membership,
     Session,
-    Visibility,
 )
+from eventlog.models import Visibility
 from rolls.checks.assembly import (
     CIRCUMSTANCES,
     MAX_DICE,

@@ -17,21 +17,14 @@ from django.utils.translation import gettext as _
 from campaign.access import require_controls_character, require_gm, require_player_or_gm
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
 from campaign.limits import MAX_REQUEST_BYTES, check_stored_size, plain_json
-from campaign.models import (
-    Campaign,
-    Chapter,
-    Character,
-    Role,
-    Scene,
-    Session,
-    Visibility,
-)
+from campaign.models import Campaign, Chapter, Character, Role, Scene, Session
 from eventlog.event_types import (
     CHARACTER_WILLPOWER_RESTORED,
     CHECK_REVEALED,
     CHECK_ROLLED,
     TASK_RESET,
 )
+from eventlog.models import Visibility
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
 from rolls.checks import eligibility

@@ -13,7 +13,8 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from campaign.models import Event, IdempotentRequest
+from campaign.models import IdempotentRequest
+from eventlog.models import Event
 from rolls.models import Check
 from tests.api.conftest import TRAITS
 
