@@ -124,4 +124,39 @@ def add_error_component(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
     for name, schema in components.items():
         if name.endswith("Request") and schema.get("type") == "object":
             schema.setdefault("additionalProperties", False)
+        if name.endswith("Request"):
+            _body_limits(schema)
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            for media in operation.get("requestBody", {}).get("content", {}).values():
+                _body_limits(media.get("schema", {}))
     return result
+
+
+def _body_limits(schema: Any) -> None:
+    """What campaign/limits.py refuses in any body, said in the schema: text without NUL and of
+    at most MAX_STRING characters, integers within ±MAX_INT, lists of at most MAX_ITEMS."""
+    from campaign.limits import MAX_INT, MAX_ITEMS, MAX_STRING
+
+    if isinstance(schema, list):
+        for item in schema:
+            _body_limits(item)
+        return
+    if not isinstance(schema, dict):
+        return
+    kind = schema.get("type")
+    if kind == "string" and "enum" not in schema and "format" not in schema:
+        schema.setdefault("pattern", "^[^\\u0000]*$")
+        schema["maxLength"] = min(schema.get("maxLength", MAX_STRING), MAX_STRING)
+    elif kind == "integer":
+        schema["minimum"] = max(schema.get("minimum", -MAX_INT), -MAX_INT)
+        schema["maximum"] = min(schema.get("maximum", MAX_INT), MAX_INT)
+    elif kind == "array":
+        schema["maxItems"] = min(schema.get("maxItems", MAX_ITEMS), MAX_ITEMS)
+    for key in ("properties",):
+        for child in schema.get(key, {}).values():
+            _body_limits(child)
+    for key in ("items", "additionalProperties"):
+        _body_limits(schema.get(key))
+    for key in ("oneOf", "anyOf", "allOf"):
+        _body_limits(schema.get(key))

@@ -119,24 +119,39 @@ def campaign_update_schema() -> dict[str, Any]:
 
 
 @extend_schema_field(NAME)
-class NameField(serializers.CharField):
+class NameField(serializers.Field):
     """A name the service checks (with the rest of a sheet, so a form hears of every bad field
-    at once): the schema says what it accepts."""
+    at once): passed on as sent; the schema says what the service accepts."""
+
+    def to_internal_value(self, data):
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+class Text(serializers.CharField):
+    """Text, and only text: DRF's CharField would take a number and store its digits."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
 
 
 class CampaignCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
+    name = Text(max_length=100)
     system = serializers.ChoiceField(choices=SYSTEM_IDS)
     options = serializers.DictField(required=False, help_text="rule options; see /api/rules/")
 
 
 class CampaignUpdateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100, required=False)
+    name = Text(max_length=100, required=False)
     options = serializers.DictField(required=False, help_text="only the options to change")
 
 
 class JoinSerializer(serializers.Serializer):
-    invite_code = serializers.CharField(max_length=32)
+    invite_code = Text(max_length=32)
 
 
 class RoleSerializer(serializers.Serializer):
@@ -164,14 +179,14 @@ class CharacterSerializer(serializers.ModelSerializer):
 class CharacterWriteSerializer(serializers.Serializer):
     # The service checks the name with the traits and resources, so a form hears of every bad
     # field in one answer.
-    name = NameField(required=False, allow_blank=True, help_text="1-100 characters")
+    name = NameField(required=False, help_text="1-100 characters")
     traits = serializers.DictField(required=False)
     resources = serializers.DictField(required=False)
     owner_id = serializers.IntegerField(allow_null=True, required=False)
 
 
 class CharacterCreateSerializer(CharacterWriteSerializer):
-    name = NameField(allow_blank=True, help_text="1-100 characters")
+    name = NameField(help_text="1-100 characters")
     owner_id = serializers.IntegerField(
         allow_null=True, required=False, help_text="a player of the campaign (GM only)"
     )
@@ -179,9 +194,9 @@ class CharacterCreateSerializer(CharacterWriteSerializer):
 
 class FavouriteSerializer(serializers.Serializer):
     id = serializers.UUIDField(read_only=True)
-    name = serializers.CharField(required=False, allow_blank=True, help_text="≤ 60 characters")
-    text = serializers.CharField(help_text="a line of the roll box (docs/rollbox.md)")
+    name = Text(required=False, allow_blank=True, max_length=60, help_text="≤ 60 characters")
+    text = Text(max_length=200, help_text="a line of the roll box (docs/rollbox.md)")
 
 
 class TitleSerializer(serializers.Serializer):
-    title = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    title = Text(max_length=200, required=False, allow_blank=True)

@@ -12,6 +12,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from campaign.api.serializers import Text
 from config.schema import component
 from eventlog.models import Visibility
 from rolls.checks.requests import (
@@ -150,7 +151,7 @@ class ExtraNiceSerializer(serializers.Serializer):
 
 class TaskResetSerializer(serializers.Serializer):
     character = serializers.UUIDField()
-    task = serializers.CharField(max_length=120)
+    task = Text(max_length=120)
 
 
 class CallSerializer(serializers.Serializer):

@@ -48,6 +48,9 @@ def json_object(request: Request) -> dict[str, Any]:
     return request.data
 
 
+SEQ_PARAM = {"type": "integer", "minimum": 0, "maximum": MAX_INT}  # what _int_param accepts
+
+
 def _int_param(request: Request, name: str, default: int | None = None) -> int | None:
     raw = request.query_params.get(name)
     if raw in (None, ""):
@@ -65,11 +68,13 @@ class CheckListView(WriteView):
     @extend_schema(
         responses=CheckSerializer(many=True),
         parameters=[
-            OpenApiParameter("after", int, description="checks with seq > after, oldest first"),
             OpenApiParameter(
-                "before", int, description="the newest checks with seq < before, oldest first"
+                "after", SEQ_PARAM, description="checks with seq > after, oldest first"
             ),
-            OpenApiParameter("limit", int, description="at most 500"),
+            OpenApiParameter(
+                "before", SEQ_PARAM, description="the newest checks with seq < before, oldest first"
+            ),
+            OpenApiParameter("limit", SEQ_PARAM, description="at most 500"),
         ],
         summary="Checks, as I may see them",
     )
@@ -294,9 +299,9 @@ class EventListView(APIView):
     @extend_schema(
         responses=EventSerializer(many=True),
         parameters=[
-            OpenApiParameter("after", int, description="cursor: events with seq > after"),
-            OpenApiParameter("until", int),
-            OpenApiParameter("limit", int, description="at most 1000"),
+            OpenApiParameter("after", SEQ_PARAM, description="cursor: events with seq > after"),
+            OpenApiParameter("until", SEQ_PARAM),
+            OpenApiParameter("limit", SEQ_PARAM, description="at most 1000"),
             OpenApiParameter("type", str, many=True),
             OpenApiParameter("session", OpenApiTypes.UUID),
             OpenApiParameter("chapter", OpenApiTypes.UUID),

@@ -163,6 +163,8 @@ def _name_things(case: schemathesis.Case, world: World) -> None:
         body["character"] = str(world.characters["alice"].pk)
     elif "/characters/" in path and case.method in ("POST", "PATCH") and path.endswith("}/"):
         _sheet(body, system)
+        if body.get("owner_id") is not None:
+            body["owner_id"] = world.users["alice"].pk
     elif path.endswith("/characters/") and case.method == "POST":
         _sheet(body, system)
         body.pop("owner_id", None)
