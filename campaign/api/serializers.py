@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -130,8 +131,17 @@ class NameField(serializers.Field):
         return value
 
 
+NON_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"  # what DRF's trimmed non-blank text is
+
+
 class Text(serializers.CharField):
-    """Text, and only text: DRF's CharField would take a number and store its digits."""
+    """Text, and only text: DRF's CharField would take a number and store its digits. Unless it
+    may be blank, it must hold a non-space character (the schema says so with a pattern)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        if not self.allow_blank:
+            self.validators.append(RegexValidator(NON_BLANK))
 
     def to_internal_value(self, data):
         if not isinstance(data, str):

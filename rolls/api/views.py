@@ -314,7 +314,7 @@ class EventListView(APIView):
         filters = {}
         for name in ("session", "chapter", "character"):
             value = request.query_params.get(name)
-            if value:
+            if value is not None:  # present: an id (the schema's uuid), even if empty
                 filters[name] = _uuid(name, value)
         events = selectors.events_for(
             membership=membership,

@@ -225,7 +225,8 @@ def test_no_request_makes_the_server_fail(case: schemathesis.Case, table: World)
         # savepoint too.
         try:
             case.validate_response(response, headers=headers, excluded_checks=[ignored_auth])
-            refuses_a_wrong_token(case)
+            if response.status_code != 404:  # the path names something that exists
+                refuses_a_wrong_token(case)
         finally:
             transaction.set_rollback(True)
 
