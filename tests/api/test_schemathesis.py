@@ -140,6 +140,7 @@ def _name_things(case: schemathesis.Case, world: World) -> None:
         if not body.get("traits") and body.get("pool") is None:
             body["traits"] = TRAITS[system][:1]
         body["character"] = str(world.characters["alice"].pk)
+        _within_the_dice_limit(body)
     elif path.endswith("/calls/") and isinstance(body.get("request"), dict):
         request = body["request"]
         _keep_system_keys(request, roll_request_keys(system))
@@ -147,6 +148,7 @@ def _name_things(case: schemathesis.Case, world: World) -> None:
             request.pop(key, None)
         if not request.get("traits") and request.get("pool") is None:
             request["traits"] = TRAITS[system][:1]
+        _within_the_dice_limit(request)
     elif path.endswith("/checks/parse/"):
         body["text"] = "Wits + Occult"
         body.pop("target", None)
@@ -178,6 +180,20 @@ def _name_things(case: schemathesis.Case, world: World) -> None:
         for key in list(options):
             if key not in table:
                 del options[key]
+
+
+def _within_the_dice_limit(body: dict[str, Any]) -> None:
+    """The assembled pool (traits + pool + modifiers) is capped at MAX_DICE (assembly.py): a sum
+    of fields the schema cannot state, so a positive case's numbers are scaled into it."""
+    if isinstance(body.get("pool"), int):
+        body["pool"] = max(-10, min(10, body["pool"]))
+    for index, modifier in enumerate(body.get("modifiers") or []):
+        if isinstance(modifier, int):
+            body["modifiers"][index] = max(-10, min(10, modifier))
+        elif isinstance(modifier, dict) and isinstance(modifier.get("value"), int):
+            modifier["value"] = max(-10, min(10, modifier["value"]))
+    if isinstance(body.get("modifiers"), list):
+        del body["modifiers"][4:]
 
 
 def _keep_system_keys(body: dict[str, Any], allowed: set[str]) -> None:
