@@ -149,6 +149,15 @@ class Text(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class Integer(serializers.IntegerField):
+    """An integer, and only an integer: DRF's IntegerField would take "1" and 1.0 and true."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, int) or isinstance(data, bool):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class CampaignCreateSerializer(serializers.Serializer):
     name = Text(max_length=100)
     system = serializers.ChoiceField(choices=SYSTEM_IDS)
@@ -192,12 +201,12 @@ class CharacterWriteSerializer(serializers.Serializer):
     name = NameField(required=False, help_text="1-100 characters")
     traits = serializers.DictField(required=False)
     resources = serializers.DictField(required=False)
-    owner_id = serializers.IntegerField(allow_null=True, required=False)
+    owner_id = Integer(allow_null=True, required=False)
 
 
 class CharacterCreateSerializer(CharacterWriteSerializer):
     name = NameField(help_text="1-100 characters")
-    owner_id = serializers.IntegerField(
+    owner_id = Integer(
         allow_null=True, required=False, help_text="a player of the campaign (GM only)"
     )
 

@@ -40,14 +40,21 @@ from rolls.systems.options import RULE_OPTIONS, option_table
 
 def body(request: Request, serializer_class) -> dict[str, Any]:
     """Validated request data; a JSON body that is not an object is a 400 naming the body."""
-    if not isinstance(request.data, dict):
-        raise InvalidInput("non_field_errors", gettext("expected a JSON object"))
-    serializer = serializer_class(data=request.data)
-    unknown = sorted(set(request.data) - set(serializer.fields))
-    if unknown:
-        raise InvalidInput(unknown[0], gettext("unknown field"))
+    serializer = serializer_class(data=known_fields(request, serializer_class))
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
+
+
+def known_fields(request: Request, serializer_class) -> dict[str, Any]:
+    """The JSON object of the body, naming only the serializer's fields (the first unknown one
+    is a 400), not yet validated: for a service that must decide something else first (a
+    follow-up on a hidden roll is refused alike whatever its body)."""
+    if not isinstance(request.data, dict):
+        raise InvalidInput("non_field_errors", gettext("expected a JSON object"))
+    unknown = sorted(set(request.data) - set(serializer_class().fields))
+    if unknown:
+        raise InvalidInput(unknown[0], gettext("unknown field"))
+    return request.data
 
 
 def campaign_for(request: Request, campaign_id: int) -> tuple[Campaign, Membership]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from campaign.api.serializers import Text
+from campaign.api.serializers import Integer, Text
 from config.schema import component
 from eventlog.models import Visibility
 from rolls.checks.requests import (
@@ -135,6 +135,9 @@ class CheckSerializer(serializers.Serializer):
 
 
 class FortuneSerializer(serializers.Serializer):
+    """The schema of the body; ``followups.spend_fortune`` validates it (after deciding whether
+    the viewer may see the roll, so a hidden roll's refusal never depends on the body)."""
+
     die = serializers.IntegerField(
         min_value=0, max_value=2, help_text="0 or 1: a regular die; 2: the Drama Die"
     )
@@ -144,6 +147,8 @@ class FortuneSerializer(serializers.Serializer):
 
 
 class ExtraNiceSerializer(serializers.Serializer):
+    """The schema of the body; ``followups.take_extra_nice`` validates it (after visibility)."""
+
     count = serializers.IntegerField(
         min_value=1, max_value=2, help_text="1 or 2 extra Nice!, each with a Damnit!"
     )
@@ -177,7 +182,7 @@ class EventSerializer(serializers.Serializer):
 
 
 class WillpowerSerializer(serializers.Serializer):
-    amount = serializers.IntegerField(min_value=1, max_value=MAX_WILLPOWER_RESTORE)
+    amount = Integer(min_value=1, max_value=MAX_WILLPOWER_RESTORE)
 
 
 class WillpowerRestoredSerializer(serializers.Serializer):

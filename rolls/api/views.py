@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.api.views import body, campaign_for
+from campaign.api.views import body, campaign_for, known_fields
 from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput, NotFound
 from campaign.limits import MAX_INT
@@ -180,7 +180,7 @@ class FortuneView(WriteView):
     @extend_schema(request=FortuneSerializer, responses=CheckSerializer, summary="AGE: Fortune")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        data = body(request, FortuneSerializer)
+        data = known_fields(request, FortuneSerializer)  # the service validates, after visibility
         check = followups.spend_fortune(
             campaign=campaign,
             actor=request.user,
@@ -195,7 +195,7 @@ class ExtraNiceView(WriteView):
     @extend_schema(request=ExtraNiceSerializer, responses=CheckSerializer, summary="Extra Nice!")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        data = body(request, ExtraNiceSerializer)
+        data = known_fields(request, ExtraNiceSerializer)  # the service validates, after visibility
         check = followups.take_extra_nice(
             campaign=campaign, actor=request.user, seq=seq, count=data.get("count")
         )
