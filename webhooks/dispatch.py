@@ -34,7 +34,7 @@ from rolls.reads.chronicle import chronicle_entry
 from rolls.reads.present import present_events
 from rolls.words import SYSTEM_NAMES
 from webhooks.models import Delivery, Webhook
-from webhooks.services import PUBLIC, check_url, public_types
+from webhooks.policy import PUBLIC, check_url, public_types
 
 logger = logging.getLogger(__name__)
 
