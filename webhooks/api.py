@@ -18,6 +18,7 @@ from campaign.errors import InvalidInput
 from config.schema import component, json_body
 from webhooks import services
 from webhooks.models import Delivery, Webhook
+from webhooks.policy import EVENT_TYPES, LANGUAGES
 
 DELIVERY_LOG = 100
 
@@ -33,12 +34,12 @@ WEBHOOK_REQUEST = {
         },
         "event_types": {
             "type": "array",
-            "items": {"type": "string", "enum": list(services.EVENT_TYPES)},
+            "items": {"type": "string", "enum": list(EVENT_TYPES)},
             "maxItems": 50,
             "description": "which events to send (none: all of them)",
         },
         "format": {"type": "string", "enum": list(Webhook.Format.values)},
-        "language": {"type": "string", "enum": list(services.LANGUAGES)},
+        "language": {"type": "string", "enum": list(LANGUAGES)},
         "secret": {
             "type": "string",
             "minLength": 16,
