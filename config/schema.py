@@ -97,7 +97,7 @@ class AutoSchema(SpectacularAutoSchema):
 
     def _get_request_body(self, direction="request"):
         body = super()._get_request_body(direction)
-        if body and isinstance(self.get_request_serializer(), dict):
+        if body and self.method == "POST" and isinstance(self.get_request_serializer(), dict):
             body["required"] = True  # a raw schema (json_body): the view reads a JSON object
         return body
 

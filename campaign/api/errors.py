@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions
 from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -17,6 +20,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response({**body, "code": exc.code, **exc.details}, status=exc.status)
     if isinstance(exc, ParseError):
         return Response({"body": [str(exc.detail)], "code": "invalid"}, status=400)
+    # Django's own (get_object_or_404, PermissionDenied) as DRF's, so they get a `code` too; the
+    # 404's message is DRF's translated one, not the model's name in English.
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

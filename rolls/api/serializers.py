@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaign.api.serializers import Integer, Text
@@ -94,14 +95,14 @@ def line_schema() -> dict[str, Any]:
     }
 
 
+@extend_schema_field(request_field_schemas("cofd")["faces"])
+class FacesField(serializers.JSONField):
+    """Faces of physical dice, as the roll request takes them (the roller checks them)."""
+
+
 class AgainSerializer(serializers.Serializer):
     visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
-    faces = serializers.ListField(
-        child=serializers.JSONField(),
-        required=False,
-        max_length=50,
-        help_text="physical dice (manual_dice only)",
-    )
+    faces = FacesField(required=False, help_text="physical dice (manual_dice only)")
 
 
 class CheckSerializer(serializers.Serializer):

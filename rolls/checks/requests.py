@@ -101,7 +101,12 @@ def _roll_fields() -> dict[str, dict[str, Any]]:
         ]
     }
     return {
-        "character": {**_ID, "nullable": True, "description": "whose sheet (GM: none for an NPC)"},
+        "character": {
+            # find_character: null or "" is no character
+            "oneOf": [_ID, {"type": "string", "enum": [""]}],
+            "nullable": True,
+            "description": "whose sheet (GM: none, null or empty, for an NPC)",
+        },
         "traits": {
             "type": "array",
             "items": {**_TEXT, "minLength": 1, "maxLength": 100},
