@@ -189,3 +189,34 @@ class WillpowerSerializer(serializers.Serializer):
 class WillpowerRestoredSerializer(serializers.Serializer):
     character = serializers.UUIDField()
     resources = serializers.DictField()
+
+
+class OddsSerializer(serializers.Serializer):
+    """A check as it would be rolled now (services.preview_odds): nothing is rolled."""
+
+    system = serializers.ChoiceField(choices=SYSTEM_IDS)
+    check = serializers.DictField(help_text="the engine's check: the pool and its options")
+    breakdown = serializers.ListField(
+        child=serializers.DictField(), help_text="where the dice come from: label, value, kind"
+    )
+    rules = serializers.DictField(help_text="what the rules decided (attempt, retry penalty…)")
+    odds = serializers.DictField(help_text="exact probabilities: outcomes, successes or totals")
+
+
+class ParsedLineSerializer(OddsSerializer):
+    """A line of the roll box read (rollbox.preview_line): its check request and its odds."""
+
+    text = serializers.CharField()
+    request = serializers.DictField(help_text="the check request the line names")
+    tokens = serializers.ListField(
+        child=serializers.DictField(), help_text="the words: start, end, kind, value, label"
+    )
+
+
+class ExportSerializer(serializers.Serializer):
+    """The log for verification (rolls.trust.export): python -m rolls.trust.verify reads it."""
+
+    format = serializers.CharField()
+    exported_at = serializers.CharField()
+    campaign = serializers.DictField(help_text="id, name, system, head_seq, head_hash")
+    events = serializers.ListField(child=serializers.DictField())

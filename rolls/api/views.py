@@ -25,8 +25,11 @@ from rolls.api.serializers import (
     CallSerializer,
     CheckSerializer,
     EventSerializer,
+    ExportSerializer,
     ExtraNiceSerializer,
     FortuneSerializer,
+    OddsSerializer,
+    ParsedLineSerializer,
     TaskResetSerializer,
     WillpowerRestoredSerializer,
     WillpowerSerializer,
@@ -107,7 +110,7 @@ class CheckListView(WriteView):
 class ParseView(APIView):
     @extend_schema(
         request=json_body(line_schema()),
-        responses=OpenApiTypes.OBJECT,
+        responses=ParsedLineSerializer,
         summary="Read a line of the roll box: the check it names and its odds, no roll",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
@@ -146,7 +149,7 @@ class OddsView(APIView):
 
     @extend_schema(
         request=json_body(check_request_schema()),
-        responses=OpenApiTypes.OBJECT,
+        responses=OddsSerializer,
         summary="Odds, no roll",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
@@ -343,7 +346,7 @@ class RuleStateView(APIView):
 
 class ExportView(APIView):
     @extend_schema(
-        responses=OpenApiTypes.OBJECT,
+        responses=ExportSerializer,
         summary="The log for verification (GM: whole; others: hidden events redacted)",
     )
     def get(self, request: Request, campaign_id: int) -> Response:
