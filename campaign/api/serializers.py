@@ -8,6 +8,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from campaign.limits import NON_BLANK
 from campaign.models import Campaign, Character, Membership, Role
 from config.schema import component
 from rolls.systems import SYSTEM_IDS
@@ -55,8 +56,7 @@ NAME = {
     "type": "string",
     "minLength": 1,
     "maxLength": 100,
-    # non-blank (the services strip it), no NUL (campaign/limits.py)
-    "pattern": "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$",
+    "pattern": NON_BLANK,  # the services strip it; no NUL (campaign/limits.py)
 }
 
 
@@ -131,7 +131,6 @@ class NameField(serializers.Field):
         return value
 
 
-NON_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"  # what DRF's trimmed non-blank text is
 
 
 class Text(serializers.CharField):
