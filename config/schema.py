@@ -42,6 +42,9 @@ ERROR_SCHEMA: dict[str, Any] = {
         },
         "field": {"type": "string", "nullable": True, "description": "roll box errors"},
         "suggestions": {"type": "array", "items": {}, "description": "roll box errors"},
+        "seq": {"type": "integer", "description": "history_changed: the event the client saw"},
+        "hash": {"type": "string", "description": "history_changed: the hash the client saw"},
+        "head": {"type": "integer", "description": "history_changed: the log's head now"},
     },
     "required": ["code"],
     "additionalProperties": {"type": "array", "items": {"type": "string"}},
@@ -93,6 +96,7 @@ class AutoSchema(SpectacularAutoSchema):
                 codes.append("409")
         if public and self.method == "POST":  # sign-in: django-axes' lockout
             codes.append("429")
+        codes += getattr(self.view, "error_statuses", ())  # what a view answers besides
         return sorted(set(codes))
 
     def _get_request_body(self, direction="request"):

@@ -13,7 +13,7 @@ from django.utils import timezone
 from eventlog import projections
 from eventlog.chain import SALT_BYTES, document_hash, event_document, is_sealed
 from eventlog.event_types import SEALED_KEY
-from eventlog.models import Event, stream_owners
+from eventlog.models import Event, payload_text_for, stream_owners
 
 if TYPE_CHECKING:
     from campaign.models import Campaign
@@ -90,6 +90,7 @@ def append_event(
         chapter_id=chapter_id,
         character_id=character_id,
         prev_hash=head.head_hash,
+        payload_text=payload_text_for(payload),
     )
     event.hash = hash_of(event)
     event.save(force_insert=True)
