@@ -131,8 +131,6 @@ class NameField(serializers.Field):
         return value
 
 
-
-
 class Text(serializers.CharField):
     """Text, and only text: DRF's CharField would take a number and store its digits. Unless it
     may be blank, it must hold a non-space character (the schema says so with a pattern)."""

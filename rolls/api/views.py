@@ -300,6 +300,7 @@ class CallCloseView(WriteView):
 
 class EventListView(APIView):
     error_statuses = ("409",)  # history_changed: a witness's hash is no longer the log's
+
     @extend_schema(
         responses=EventSerializer(many=True),
         parameters=[
