@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth import authenticate
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.signals import user_logged_in
+from django.core.validators import RegexValidator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.translation import gettext as _
@@ -21,10 +22,11 @@ from rest_framework.views import APIView
 from accounts.revocation import revoke_access
 from accounts.tickets import TICKET_SECONDS, issue_ticket
 from campaign.errors import DomainError
+from campaign.limits import NON_BLANK
 
 
 class CredentialsSerializer(serializers.Serializer):
-    username = serializers.CharField(max_length=150)
+    username = serializers.CharField(max_length=150, validators=[RegexValidator(NON_BLANK)])
     password = serializers.CharField(max_length=200, trim_whitespace=False)
 
 

@@ -17,6 +17,9 @@ from rest_framework.parsers import JSONParser
 
 from campaign.errors import DomainError, InvalidInput
 
+# Text that DRF's trimming CharField does not find blank, as a JSON schema pattern (no NUL, one
+# non-space character): the schema's word for "required text".
+NON_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
 MAX_STRING = 200  # characters in any string value (labels, titles, tasks)
 MAX_KEY = 100  # characters in any object key (trait and group names…)
 MAX_ITEMS = 50  # items in any list

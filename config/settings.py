@@ -244,7 +244,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
     "EXCEPTION_HANDLER": "campaign.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": ["campaign.limits.BoundedJSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttles.WriteThrottle"],
@@ -261,6 +261,16 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Campaign session server API",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies are components of their own (…Request), so they can refuse unknown keys
+    # and mark what is required while the answers mark what is always there.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "COMPONENT_NO_READ_ONLY_REQUIRED": False,
+    # body() reads a PATCH with the whole serializer: its required fields stay required.
+    "COMPONENT_SPLIT_PATCH": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.add_error_component",
+    ],
     # <id:…> (config/converters.py): an integer of at most 18 digits.
     "PATH_CONVERTER_OVERRIDES": {
         "id": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999_999_999}

@@ -14,22 +14,28 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaign.api.views import campaign_for
+from campaign.api.views import body, campaign_for, known_fields
 from campaign.api.writes import WriteView
 from campaign.errors import InvalidInput, NotFound
 from campaign.limits import MAX_INT
 from campaign.models import Membership, Role
+from config.schema import json_body
 from rolls.api.serializers import (
     AgainSerializer,
     CallSerializer,
-    CheckRequestSerializer,
     CheckSerializer,
     EventSerializer,
+    ExportSerializer,
     ExtraNiceSerializer,
     FortuneSerializer,
-    LineSerializer,
+    OddsSerializer,
+    ParsedLineSerializer,
     TaskResetSerializer,
+    WillpowerRestoredSerializer,
     WillpowerSerializer,
+    call_schema,
+    check_request_schema,
+    line_schema,
 )
 from rolls.checks import calls, followups, rollbox, services
 from rolls.models import Check, CheckCall
@@ -43,6 +49,9 @@ def json_object(request: Request) -> dict[str, Any]:
     if not isinstance(request.data, dict):
         raise InvalidInput("non_field_errors", gettext("expected a JSON object"))
     return request.data
+
+
+SEQ_PARAM = {"type": "integer", "minimum": 0, "maximum": MAX_INT}  # what _int_param accepts
 
 
 def _int_param(request: Request, name: str, default: int | None = None) -> int | None:
@@ -62,11 +71,13 @@ class CheckListView(WriteView):
     @extend_schema(
         responses=CheckSerializer(many=True),
         parameters=[
-            OpenApiParameter("after", int, description="checks with seq > after, oldest first"),
             OpenApiParameter(
-                "before", int, description="the newest checks with seq < before, oldest first"
+                "after", SEQ_PARAM, description="checks with seq > after, oldest first"
             ),
-            OpenApiParameter("limit", int, description="at most 500"),
+            OpenApiParameter(
+                "before", SEQ_PARAM, description="the newest checks with seq < before, oldest first"
+            ),
+            OpenApiParameter("limit", SEQ_PARAM, description="at most 500"),
         ],
         summary="Checks, as I may see them",
     )
@@ -84,7 +95,9 @@ class CheckListView(WriteView):
         return Response(present_checks(page, membership))
 
     @extend_schema(
-        request=CheckRequestSerializer, responses={201: CheckSerializer}, summary="Roll a check"
+        request=json_body(check_request_schema()),
+        responses={201: CheckSerializer},
+        summary="Roll a check",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
@@ -96,8 +109,8 @@ class CheckListView(WriteView):
 
 class ParseView(APIView):
     @extend_schema(
-        request=LineSerializer,
-        responses=OpenApiTypes.OBJECT,
+        request=json_body(line_schema()),
+        responses=ParsedLineSerializer,
         summary="Read a line of the roll box: the check it names and its odds, no roll",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
@@ -126,7 +139,7 @@ class AgainView(WriteView):
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         check = rollbox.roll_again(
-            campaign=campaign, actor=request.user, seq=seq, changes=json_object(request)
+            campaign=campaign, actor=request.user, seq=seq, changes=body(request, AgainSerializer)
         )
         return Response(present_check(check, membership), status=status.HTTP_201_CREATED)
 
@@ -135,7 +148,9 @@ class OddsView(APIView):
     throttle_classes = ()  # rolls nothing: the composer asks on every change of the form
 
     @extend_schema(
-        request=CheckRequestSerializer, responses=OpenApiTypes.OBJECT, summary="Odds, no roll"
+        request=json_body(check_request_schema()),
+        responses=OddsSerializer,
+        summary="Odds, no roll",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
@@ -168,7 +183,7 @@ class FortuneView(WriteView):
     @extend_schema(request=FortuneSerializer, responses=CheckSerializer, summary="AGE: Fortune")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        data = json_object(request)
+        data = known_fields(request, FortuneSerializer)  # the service validates, after visibility
         check = followups.spend_fortune(
             campaign=campaign,
             actor=request.user,
@@ -183,7 +198,7 @@ class ExtraNiceView(WriteView):
     @extend_schema(request=ExtraNiceSerializer, responses=CheckSerializer, summary="Extra Nice!")
     def post(self, request: Request, campaign_id: int, seq: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        data = json_object(request)
+        data = known_fields(request, ExtraNiceSerializer)  # the service validates, after visibility
         check = followups.take_extra_nice(
             campaign=campaign, actor=request.user, seq=seq, count=data.get("count")
         )
@@ -200,7 +215,9 @@ class RevealView(WriteView):
 
 class WillpowerRestoreView(WriteView):
     @extend_schema(
-        request=WillpowerSerializer, responses=OpenApiTypes.OBJECT, summary="GM: restore Willpower"
+        request=WillpowerSerializer,
+        responses=WillpowerRestoredSerializer,
+        summary="GM: restore Willpower",
     )
     def post(self, request: Request, campaign_id: int, character_id: str) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
@@ -208,7 +225,7 @@ class WillpowerRestoreView(WriteView):
             campaign=campaign,
             actor=request.user,
             character_id=character_id,
-            amount=json_object(request).get("amount"),
+            amount=body(request, WillpowerSerializer)["amount"],
         )
         return Response({"character": str(character.pk), "resources": character.resources})
 
@@ -217,12 +234,12 @@ class TaskResetView(WriteView):
     @extend_schema(request=TaskResetSerializer, responses={204: None}, summary="GM: reset a retry")
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
-        data = json_object(request)
+        data = body(request, TaskResetSerializer)
         services.reset_task(
             campaign=campaign,
             actor=request.user,
-            character_id=data.get("character"),
-            task=data.get("task"),
+            character_id=str(data["character"]),
+            task=data["task"],
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -239,7 +256,9 @@ def call_data(call: CheckCall) -> dict[str, Any]:
 
 
 class CallListView(WriteView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Open calls for a check (mine, or all)")
+    @extend_schema(
+        responses=CallSerializer(many=True), summary="Open calls for a check (mine, or all)"
+    )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         calls = CheckCall.objects.filter(campaign=campaign, closed=False).order_by("seq")
@@ -253,10 +272,15 @@ class CallListView(WriteView):
             calls = [call for call in calls if mine & set(call.character_ids)]
         return Response([call_data(call) for call in calls])
 
-    @extend_schema(request=CallSerializer, responses={201: OpenApiTypes.OBJECT}, summary="GM: call")
+    @extend_schema(
+        request=json_body(call_schema()), responses={201: CallSerializer}, summary="GM: call"
+    )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
         data = json_object(request)
+        unknown = sorted(set(data) - {"characters", "request"})
+        if unknown:
+            raise InvalidInput(unknown[0], gettext("unknown field"))
         call = calls.call_for_check(
             campaign=campaign,
             actor=request.user,
@@ -275,22 +299,24 @@ class CallCloseView(WriteView):
 
 
 class EventListView(APIView):
+    error_statuses = ("409",)  # history_changed: a witness's hash is no longer the log's
+
     @extend_schema(
         responses=EventSerializer(many=True),
         parameters=[
             OpenApiParameter(
                 "after",
-                str,
+                {"type": "string", "pattern": "^[0-9]{1,18}(:[0-9a-f]{64})?$"},  # parse_after
                 description="cursor: events with seq > after; `<seq>:<hash>` also checks that "
                 "event seq still has the hash the client saw (a witness), else 409 "
                 "history_changed with seq, hash and head",
             ),
-            OpenApiParameter("until", int),
-            OpenApiParameter("limit", int, description="at most 1000"),
+            OpenApiParameter("until", SEQ_PARAM),
+            OpenApiParameter("limit", SEQ_PARAM, description="at most 1000"),
             OpenApiParameter("type", str, many=True),
-            OpenApiParameter("session", str),
-            OpenApiParameter("chapter", str),
-            OpenApiParameter("character", str),
+            OpenApiParameter("session", OpenApiTypes.UUID),
+            OpenApiParameter("chapter", OpenApiTypes.UUID),
+            OpenApiParameter("character", OpenApiTypes.UUID),
         ],
         summary="The event log, as I may see it",
     )
@@ -299,7 +325,7 @@ class EventListView(APIView):
         filters = {}
         for name in ("session", "chapter", "character"):
             value = request.query_params.get(name)
-            if value:
+            if value is not None:  # present: an id (the schema's uuid), even if empty
                 filters[name] = _uuid(name, value)
         after, witness = selectors.parse_after(request.query_params.get("after") or "0")
         selectors.check_witness(campaign.pk, after, witness, campaign.head_seq)
@@ -330,7 +356,7 @@ class RuleStateView(APIView):
 
 class ExportView(APIView):
     @extend_schema(
-        responses=OpenApiTypes.OBJECT,
+        responses=ExportSerializer,
         summary="The log for verification (GM: whole; others: hidden events redacted)",
     )
     def get(self, request: Request, campaign_id: int) -> Response:

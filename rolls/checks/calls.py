@@ -19,11 +19,10 @@ from campaign.models import (
 )
 from eventlog.event_types import CHECK_CALL_CLOSED, CHECK_CALLED
 from eventlog.stream import append_event, lock_stream
-from rolls.checks.assembly import SYSTEM_KEYS, RollContext
+from rolls.checks.assembly import RollContext
 from rolls.checks.requests import (
-    ANSWER_KEYS,
-    COMMON_KEYS,
     assemble_from_sheet,
+    call_request_keys,
     find_character,
     parse_uuid,
     refuse_unknown_fields,
@@ -51,7 +50,7 @@ def call_for_check(
     check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)
     spec = {k: v for k, v in request.items() if k not in ("character", "faces", "call")}
     # What an answer carries (character, faces, Willpower, client seed) is never the call's.
-    allowed = (COMMON_KEYS | set(SYSTEM_KEYS[campaign.system])) - ANSWER_KEYS
+    allowed = call_request_keys(campaign.system)
     refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
     gm = Membership.objects.get(campaign=campaign, user=actor)
     for character in characters:  # the call must be rollable by everyone it names

@@ -134,7 +134,8 @@ def _for_roll(check: Check, viewer: Membership, now: Now, system: str) -> Charac
         raise NotAllowed("role", gettext("observers watch the game; they cannot act in it"))
     require_may_see(check, viewer)
     if now.campaign.system != system or check.kind != "single":
-        raise InvalidInput("check", gettext("this follow-up does not apply to this roll"))
+        # The request is well formed; this roll (its system, its kind) refuses it: a conflict.
+        raise Conflict("check", gettext("this follow-up does not apply to this roll"))
     return _character_of(check, viewer, now)
 
 
@@ -150,7 +151,10 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
         raise Conflict(
             "check", gettext("this roll has already been turned into a dramatic failure")
         )
-    call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
+    try:  # a success cannot become a dramatic failure: this roll's result refuses it
+        call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
+    except InvalidInput as refusal:
+        raise Conflict(refusal.field, refusal.message) from refusal
     period_id = None
     if mode in ("per_chapter", "per_scene"):
         name = "chapter" if mode == "per_chapter" else "scene"

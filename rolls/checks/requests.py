@@ -17,7 +17,16 @@ from campaign.models import (
     Role,
     Session,
 )
-from rolls.checks.assembly import Assembled, RollContext, assemble
+from eventlog.models import Visibility
+from rolls.checks.assembly import (
+    CIRCUMSTANCES,
+    MAX_DICE,
+    MAX_MODIFIER,
+    SYSTEM_KEYS,
+    Assembled,
+    RollContext,
+    assemble,
+)
 from rolls.models import Check, CheckCall, RuleUse
 from rolls.reads.visibility import require_may_see
 from rolls.systems.errors import RuleError
@@ -56,6 +65,144 @@ GM_FLAGS = {
     "not_escalating": gettext_lazy("only the GM marks a check as not escalating"),
     "life_or_death": gettext_lazy("only the GM marks an action as life-or-death"),
 }
+
+
+# The JSON schema of each request key (the API's schema is built from these and the key tables
+# above, so the fields it lists per system are the ones refuse_unknown_fields lets through).
+# Ranges are those assembly.py and rolling.py check.
+_TEXT = {"type": "string", "pattern": "^[^\\u0000]*$"}
+_BOOL = {"type": "boolean"}
+_ID = {"type": "string", "format": "uuid"}
+
+
+def _int_schema(low: int, high: int, **extra: Any) -> dict[str, Any]:
+    return {"type": "integer", "minimum": low, "maximum": high, **extra}
+
+
+def _roll_fields() -> dict[str, dict[str, Any]]:
+    modifier = {
+        "oneOf": [
+            _int_schema(-MAX_MODIFIER, MAX_MODIFIER),
+            {
+                "type": "object",
+                "properties": {
+                    "value": _int_schema(-MAX_MODIFIER, MAX_MODIFIER),
+                    "group": {
+                        **_TEXT,
+                        "maxLength": 60,
+                        "description": "a group of your own (CofD caps each at ±modifier_cap);"
+                        " teamwork, retry, willpower, specialty, adrenaline, actions, opposed"
+                        " and cap are the server's",
+                    },
+                    "label": {**_TEXT, "maxLength": 60},
+                },
+                "required": ["value"],
+                "additionalProperties": False,
+            },
+        ]
+    }
+    return {
+        "character": {
+            # find_character: null or "" is no character
+            "oneOf": [_ID, {"type": "string", "enum": [""]}],
+            "nullable": True,
+            "description": "whose sheet (GM: none, null or empty, for an NPC)",
+        },
+        "traits": {
+            "type": "array",
+            "items": {**_TEXT, "minLength": 1, "maxLength": 100},
+            "maxItems": 4,
+            "uniqueItems": True,
+            "description": "trait names of the character's sheet",
+        },
+        "pool": _int_schema(-MAX_DICE, MAX_DICE, description="dice (or bonus) beyond traits"),
+        "modifiers": {"type": "array", "items": modifier, "maxItems": 20},
+        "label": {**_TEXT, "maxLength": 200, "description": "what the roll is for"},
+    }
+
+
+def request_field_schemas(system: str) -> dict[str, dict[str, Any]]:
+    """Every key a check request of ``system`` may carry, with its JSON schema."""
+    roll = _roll_fields()
+    fields: dict[str, dict[str, Any]] = {
+        **roll,
+        "visibility": {"type": "string", "enum": list(Visibility.values)},
+        "task": {**_TEXT, "maxLength": 120, "description": "names a task for retries"},
+        "faces": {
+            "type": "array",
+            "items": {
+                "oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}]
+            },
+            "maxItems": 50,
+            "description": "physical dice (manual_dice campaigns only): the faces, or one list "
+            "per roll",
+        },
+        "call": {**_ID, "description": "answers the GM's call for a check"},
+        "client_seed": {
+            "type": "string",
+            "pattern": f"^[0-9a-fA-F]{{1,{MAX_CLIENT_SEED}}}$",
+            "description": "the roller's entropy, bound into the faces (docs/verification.md)",
+        },
+        "willpower": {**_BOOL, "description": "spend a point of Willpower (RULES 2.11)"},
+        "difficulty": _int_schema(2, 10),
+        "automatic": _BOOL,
+        "not_escalating": {**_BOOL, "description": "GM: a failure is not a failed attempt"},
+        "life_or_death": {**_BOOL, "description": "GM: a life-or-death action"},
+        "again": {"type": "integer", "enum": [10, 9, 8], "nullable": True},
+        "rote": _BOOL,
+        "exceptional_at": _int_schema(1, 10),
+        "extra_successes": _int_schema(0, 10),
+        "specialty": {**_TEXT, "maxLength": 100, "description": "a specialty of a rolled skill"},
+        "target": _int_schema(1, 40, nullable=True),
+        "focus": {**_TEXT, "maxLength": 100, "description": "a focus of the rolled ability"},
+        "active": _BOOL,
+        "focus_required": _BOOL,
+        "helpers": {
+            "type": "array",
+            "items": _int_schema(1, 2**31 - 1),
+            "maxItems": 8,
+            "uniqueItems": True,
+            "description": "teamwork: other characters' rolls of this session (their seq)",
+        },
+        "mode": {"type": "string", "enum": ["opposed", "contest"]},
+    }
+    for name in CIRCUMSTANCES.get(system, ()):
+        fields[name] = {**_BOOL, "description": "a circumstance (who set it is recorded)"}
+    other_side = ROLL_KEYS | set(SYSTEM_KEYS[system])
+    fields["against"] = {
+        "type": "object",
+        "properties": {k: v for k, v in fields.items() if k in other_side and k != "willpower"},
+        "additionalProperties": False,
+        "description": "the other side of an opposed or resisted roll",
+    }
+    action = {k: v for k, v in fields.items() if k in ROLL_KEYS | {"difficulty"}}
+    fields["actions"] = {
+        "type": "array",
+        "items": {"type": "object", "properties": action, "additionalProperties": False},
+        "minItems": 2,
+        "maxItems": MAX_ACTIONS,
+        "description": "a multiple-action declaration (RULES 2.9)",
+    }
+    return fields
+
+
+def roll_request_keys(system: str) -> set[str]:
+    """The keys ``check_roll`` lets through for a campaign of ``system``."""
+    return COMMON_KEYS | {"call"} | set(SYSTEM_KEYS[system]) | KIND_KEYS[system]
+
+
+def call_request_keys(system: str) -> set[str]:
+    """The keys a GM's call for a check fixes (``calls.call_for_check``)."""
+    return (COMMON_KEYS | set(SYSTEM_KEYS[system])) - ANSWER_KEYS
+
+
+def request_schema(system: str, keys: set[str]) -> dict[str, Any]:
+    fields = request_field_schemas(system)
+    return {
+        "type": "object",
+        "properties": {key: fields[key] for key in sorted(keys)},
+        "additionalProperties": False,
+    }
 
 
 def refuse_unknown_fields(

@@ -33,7 +33,6 @@ from rolls.checks.requests import (
     ANSWER_KEYS,
     COMMON_KEYS,
     GM_FLAGS,
-    KIND_KEYS,
     WILLPOWER_SYSTEMS,
     answering_call,
     assemble_from_sheet,
@@ -41,6 +40,7 @@ from rolls.checks.requests import (
     find_character,
     helper_checks,
     refuse_unknown_fields,
+    roll_request_keys,
     text_field,
     with_resistance,
 )
@@ -88,8 +88,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         if extra:
             raise InvalidInput(extra[0], _("the GM's call sets this; answer with the faces only"))
         data = {**call.request, **data}
-    allowed = COMMON_KEYS | {"call"} | set(SYSTEM_KEYS[system]) | KIND_KEYS[system]
-    refuse_unknown_fields(data, allowed, system)
+    refuse_unknown_fields(data, roll_request_keys(system), system)
 
     session = Session.open_in(campaign)
     if session is None:

@@ -74,7 +74,11 @@ def parse_after(text: str) -> tuple[int, str | None]:
     """``after=<seq>`` or ``after=<seq>:<hash>`` (a witness: the hash it saw for seq), as the
     socket and the REST log take it; raises InvalidInput naming ``after``."""
     seq, colon, witness = text.partition(":")
-    if not seq.isdigit() or len(seq) > 18 or (colon and not is_chain_hash(witness)):
+    if (
+        not (seq.isascii() and seq.isdigit())
+        or len(seq) > 18
+        or (colon and not is_chain_hash(witness))
+    ):
         what = _("must be the last seq you have seen (0 or more), or <seq>:<its hash>")
         raise InvalidInput("after", what)
     return int(seq), (witness or None)

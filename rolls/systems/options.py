@@ -45,6 +45,19 @@ class Option:
             )
         return value
 
+    def json_schema(self) -> dict[str, Any]:
+        """The values ``validate`` accepts, as a JSON schema (the API's schema shows it)."""
+        if self.choices is not None:
+            return {"enum": list(self.choices), "description": self.help}
+        if isinstance(self.default, bool):
+            return {"type": "boolean", "description": self.help}
+        schema: dict[str, Any] = {"type": "integer", "description": self.help}
+        if self.low is not None:
+            schema["minimum"] = self.low
+        if self.high is not None:
+            schema["maximum"] = self.high
+        return schema
+
 
 _COMMON: dict[str, Option] = {
     "manual_dice": Option(

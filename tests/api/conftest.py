@@ -19,6 +19,7 @@ from campaign import services
 from campaign.models import Campaign, Character
 from eventlog.models import Event
 from rolls.checks import services as roll_services
+from tests.live.conftest import live_server_process, server  # noqa: F401  (a live server)
 
 ROLES = ("anonymous", "stranger", "olga", "alice", "boris", "gm")
 

@@ -25,9 +25,9 @@ def test_a_second_dramatic_failure_on_the_same_roll_is_a_conflict(table):
 def test_a_natural_dramatic_failure_or_a_success_cannot_be_converted(table):
     t = table("cofd", intentional_dramatic_failure="unlimited")
     chance = t.roll("alice", pool=-3, traits=["Wits"], faces=[1])
-    refused(t, "alice", f"checks/{chance['seq']}/dramatic-failure/", {}, 400, "check")
+    refused(t, "alice", f"checks/{chance['seq']}/dramatic-failure/", {}, 409, "check")
     win = t.roll("alice", traits=["Wits"], faces=[8, 3, 4])
-    refused(t, "alice", f"checks/{win['seq']}/dramatic-failure/", {}, 400, "check")
+    refused(t, "alice", f"checks/{win['seq']}/dramatic-failure/", {}, 409, "check")
 
 
 @pytest.mark.postgres

@@ -151,7 +151,7 @@ def test_intentional_dramatic_failure_once_per_chapter_for_a_beat(table, users):
     other = t.roll("boris", **failure)
     t.post("boris", f"checks/{other['seq']}/dramatic-failure/", expect=200)
     success = t.roll("alice", **{**failure, "faces": [8, 3, 4, 5, 6]})
-    t.post("alice", f"checks/{success['seq']}/dramatic-failure/", expect=400)
+    t.post("alice", f"checks/{success['seq']}/dramatic-failure/", expect=409)
     services.end_chapter(campaign=t.campaign, actor=users["gm"])
     services.start_chapter(campaign=t.campaign, actor=users["gm"])
     t.post("alice", f"checks/{again['seq']}/dramatic-failure/", expect=409)  # its chapter is over
