@@ -91,8 +91,8 @@ def _roll_fields() -> dict[str, dict[str, Any]]:
                         **_TEXT,
                         "maxLength": 60,
                         "description": "a group of your own (CofD caps each at ±modifier_cap);"
-                        " teamwork, retry, willpower, specialty, adrenaline, actions, opposed"
-                        " and cap are the server's",
+                        " teamwork, retry, willpower, specialty, adrenaline, actions, opposed,"
+                        " resistance and cap are the server's",
                     },
                     "label": {**_TEXT, "maxLength": 60},
                 },
@@ -165,6 +165,28 @@ def request_field_schemas(system: str) -> dict[str, dict[str, Any]]:
             "description": "teamwork: other characters' rolls of this session (their seq)",
         },
         "mode": {"type": "string", "enum": ["opposed", "contest"]},
+        "resistance": {
+            "type": "object",
+            "properties": {
+                "character": {**_ID, "description": "the resisting character"},
+                "traits": {
+                    "type": "array",
+                    "items": {**_TEXT, "minLength": 1, "maxLength": 100},
+                    "minItems": 1,
+                    "maxItems": 2,
+                    "description": "their resistance traits, read from their sheet",
+                },
+                "value": _int_schema(0, MAX_RESISTANCE, description="a bare rating (an NPC)"),
+                "willpower": {
+                    **_BOOL,
+                    "description": "the resisting character spends 1 Willpower: +2 resistance",
+                },
+            },
+            "oneOf": [{"required": ["character", "traits"]}, {"required": ["value"]}],
+            "additionalProperties": False,
+            "description": "CofD: the target's resistance, subtracted from the pool (not a "
+            "modifier: the modifier cap does not cut it)",
+        },
     }
     for name in CIRCUMSTANCES.get(system, ()):
         fields[name] = {**_BOOL, "description": "a circumstance (who set it is recorded)"}

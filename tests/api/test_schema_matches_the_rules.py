@@ -31,6 +31,7 @@ ELSEWHERE = {
     "specialty",
     "focus",
     "modifiers",
+    "resistance",  # read from the resisting sheet by the service (requests.read_resistance)
 }
 
 
