@@ -34,7 +34,11 @@ def require_gm(campaign: Campaign | int, user: User | None) -> Membership:
 
 
 def require_player_or_gm(campaign: Campaign | int, user: User | None) -> Membership:
-    membership = require_member(campaign, user)
+    return require_may_act(require_member(campaign, user))
+
+
+def require_may_act(membership: Membership) -> Membership:
+    """Players and GMs act in the game; observers watch it (403)."""
     if membership.role == Role.OBSERVER:
         raise NotAllowed("role", _("observers watch the game; they cannot act in it"))
     return membership

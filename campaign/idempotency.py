@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from campaign.errors import DomainError, InvalidInput
@@ -92,22 +92,33 @@ def earlier_answer(scope: Scope, field: str) -> Answer | None:
 
 
 def record(scope: Scope, answer: Answer) -> None:
-    """Keep a successful answer, in the caller's transaction."""
+    """Keep a successful answer, in the caller's transaction: one statement, which inserts
+    nothing when a concurrent request with the same key committed first (then `_Raced`)."""
     if not 200 <= answer.status < 300:
         return
-    try:
-        with transaction.atomic():
-            IdempotentRequest.objects.create(
-                user_id=scope.user_id,
-                campaign_id=scope.campaign_id,
-                key=scope.key,
-                fingerprint=scope.fingerprint,
-                status=answer.status,
-                body=answer.body,
-                created_at=timezone.now(),
-            )
-    except IntegrityError as error:
-        raise _Raced from error
+    values = {
+        "user_id": scope.user_id,
+        "campaign_id": scope.campaign_id,
+        "key": scope.key,
+        "fingerprint": scope.fingerprint,
+        "status": answer.status,
+        "body": answer.body,
+        "created_at": timezone.now(),
+    }
+    meta = IdempotentRequest._meta
+    fields = [meta.get_field(name) for name in values]
+    sql = (
+        f"INSERT INTO {meta.db_table} ({', '.join(f.column for f in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT DO NOTHING RETURNING id"
+    )
+    params = [
+        f.get_db_prep_save(value, connection)
+        for f, value in zip(fields, values.values(), strict=True)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if cursor.fetchone() is None:
+            raise _Raced
 
 
 def once(attempt: Callable[[], T]) -> T:

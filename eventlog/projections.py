@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
@@ -53,11 +53,26 @@ def batchable(*event_types: str) -> None:
     _BATCHABLE.update(event_types)
 
 
+# The rows `insert` wrote for the event being applied (outside a rebuild), so that the service
+# that appended it has them without reading them back.
+_inserted: ContextVar[list[models.Model] | None] = ContextVar("inserted_rows", default=None)
+
+M = TypeVar("M", bound=models.Model)
+
+
+def inserted(event: Event, model_class: type[M]) -> M:
+    """The ``model_class`` row that projecting ``event`` inserted (raises if none was)."""
+    return next(row for row in event.projected if isinstance(row, model_class))
+
+
 def insert(row: models.Model) -> None:
     """Create a read-model row: at once, or batched while a rebuild replays the log."""
     pending = _pending.get()
     if pending is None:
         row.save(force_insert=True)
+        written = _inserted.get()
+        if written is not None:
+            written.append(row)
         return
     rows = pending.setdefault(type(row), [])
     rows.append(row)
@@ -106,8 +121,14 @@ def apply(event: Event) -> None:
     pending = _pending.get()
     if pending is not None and event.type not in _BATCHABLE:
         _flush(pending)  # this projector may read or change rows that are still pending
-    for projector in _projectors.get(event.type, ()):
-        projector(event)
+    written: list[models.Model] = []
+    token = _inserted.set(written)
+    try:
+        for projector in _projectors.get(event.type, ()):
+            projector(event)
+    finally:
+        _inserted.reset(token)
+    event.projected = written
 
 
 def rebuild(campaign: Campaign, events: Iterable[Event]) -> int:

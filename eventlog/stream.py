@@ -11,9 +11,13 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from campaign.models import Campaign, Event
-from eventlog import projections
+from eventlog import projections, rows
 from eventlog.chain import SALT_BYTES, document_hash, event_document, is_sealed
 from eventlog.event_types import SEALED_KEY
+from eventlog.recorders import recorder
+
+# Set on a Campaign whose row this transaction locked: its head_seq/head_hash are the stream's.
+HELD = "_stream_head_held"
 
 # Called with each event after its transaction commits (the live feed subscribes here).
 _after_commit_listeners: list[Callable[[Event], None]] = []
@@ -32,7 +36,30 @@ def lock_stream(campaign_id: int) -> Campaign:
     """
     if not connection.in_atomic_block:
         raise RuntimeError("lock_stream() must run inside transaction.atomic()")
-    return Campaign.objects.select_for_update().get(pk=campaign_id)
+    table = Campaign._meta.db_table
+    with connection.cursor() as cursor:  # the ORM's query building costs more than the lock
+        cursor.execute(
+            f"SELECT {rows.columns(Campaign, table)} FROM {table} WHERE {table}.id = %s"
+            + lock_clause(table),
+            (campaign_id,),
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise Campaign.DoesNotExist(f"no campaign {campaign_id}")
+    return held(rows.instance(Campaign, row))
+
+
+def lock_clause(table: str = "campaign_campaign") -> str:
+    """What ends a caller's own `SELECT … FROM campaign_campaign …` that takes the stream lock
+    (joining what it decides on in the same round trip); pass the row to `held` afterwards."""
+    return f" FOR UPDATE OF {table}" if connection.vendor == "postgresql" else ""
+
+
+def held(campaign: Campaign) -> Campaign:
+    """Mark a campaign read under the stream lock: appends chain to its head without reading it
+    again (the recorder still refuses an append whose head moved)."""
+    setattr(campaign, HELD, True)
+    return campaign
 
 
 def document_of(event: Event) -> dict[str, Any]:
@@ -73,7 +100,12 @@ def append_event(
     if is_sealed(visibility):
         # The secret salt makes the sealed hash unguessable: see eventlog.chain.
         payload = {**payload, SEALED_KEY: secrets.token_hex(SALT_BYTES)}
-    head = Campaign.objects.select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
+    if getattr(campaign, HELD, False):
+        head = campaign
+    else:  # a campaign object read before the lock: the head as the lock found it
+        head = (
+            Campaign.objects.select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
+        )
     event = Event(
         campaign_id=campaign.pk,
         seq=head.head_seq + 1,
@@ -89,9 +121,10 @@ def append_event(
         prev_hash=head.head_hash,
     )
     event.hash = hash_of(event)
-    event.save(force_insert=True)
-    Campaign.objects.filter(pk=campaign.pk).update(head_seq=event.seq, head_hash=event.hash)
+    (event.pk,) = recorder().append([event], expected_seq=head.head_seq)
+    event._state.adding = False
     campaign.head_seq, campaign.head_hash = event.seq, event.hash
+    held(campaign)
     projections.apply(event)
     for listener in _after_commit_listeners:
         transaction.on_commit(lambda listener=listener: listener(event))
