@@ -54,7 +54,8 @@ def write_log(events: int) -> int:
     from django.utils import timezone
 
     from campaign import services
-    from campaign.models import Campaign, Event, SessionSecret
+    from campaign.models import Campaign, SessionSecret
+    from eventlog.models import Event
     from eventlog.stream import hash_of
     from rolls.systems import KeyedDice, key_commitment, roll, roll_key
 
@@ -149,8 +150,8 @@ def main() -> None:
 
     from django.db import transaction
 
-    from campaign.models import Event
     from eventlog import projections
+    from eventlog.models import Event
     from eventlog.stream import lock_stream
     from rolls.trust.stored_log import event_rows, verify_campaigns
 

@@ -60,7 +60,8 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from campaign import services
-    from campaign.models import Event, Membership
+    from campaign.models import Membership
+    from eventlog.models import Event
     from rolls.checks.services import check_roll
     from rolls.live.broadcast import messages_for
     from rolls.reads.selectors import events_for

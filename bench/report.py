@@ -46,8 +46,9 @@ def main() -> None:
     from django.db import transaction
 
     from campaign import services
-    from campaign.models import Campaign, Event, Membership, Session
+    from campaign.models import Campaign, Membership, Session
     from eventlog import projections
+    from eventlog.models import Event
     from eventlog.stream import lock_stream
     from rolls.models import Check
     from rolls.reads.chronicle import session_chronicle, to_markdown

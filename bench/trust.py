@@ -69,7 +69,8 @@ def main() -> None:
     from django.test import Client
     from summary import record
 
-    from campaign.models import Campaign, Character, Event
+    from campaign.models import Campaign, Character
+    from eventlog.models import Event
     from rolls.checks import services
     from rolls.systems import KeyedDice, face_source, roll, roll_key
     from rolls.trust.stored_log import chain_intact, event_rows, raw_chain_rows, verify_campaigns

@@ -1,5 +1,5 @@
-"""The Django admin: every model visible; the event log and everything projected from it are
-read-only (changes go through the services, which append events)."""
+"""The campaign's read models in the Django admin, read-only like the log they are projected from
+(changes go through the services, which append events)."""
 
 from __future__ import annotations
 
@@ -9,38 +9,13 @@ from campaign.models import (
     Campaign,
     Chapter,
     Character,
-    Event,
     IdempotentRequest,
     Membership,
     Scene,
     Session,
     SessionSecret,
 )
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Projections are rebuilt from the log; editing them here would make them lie."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-
-@admin.register(Event)
-class EventAdmin(ReadOnlyAdmin):
-    list_display = ["campaign", "seq", "type", "actor", "visibility", "created_at", "short_hash"]
-    list_filter = ["type", "visibility"]
-    search_fields = ["type"]
-    ordering = ["campaign", "-seq"]
-
-    @admin.display(description="hash")
-    def short_hash(self, event: Event) -> str:
-        return event.hash[:12]
+from eventlog.admin import ReadOnlyAdmin
 
 
 @admin.register(Campaign)

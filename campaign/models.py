@@ -1,8 +1,7 @@
-"""The campaign domain: the append-only event log and the read models projected from it.
-
-`Event` is the source of truth. Everything else here is a projection (rebuilt by
-`manage.py rebuild_projections`), except a campaign's stream head (`head_seq`, `head_hash`) and its
-invite code, which are infrastructure rather than play.
+"""The campaign domain: campaigns, members, characters and the play periods, as read models
+projected from the event log (`eventlog.models.Event`, rebuilt by `manage.py rebuild_projections`),
+except a campaign's stream head (`head_seq`, `head_hash`) and its invite code, which are
+infrastructure rather than play.
 """
 
 from __future__ import annotations
@@ -13,14 +12,9 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from eventlog.chain import CanonicalEncoder
 from rolls.systems import SYSTEM_IDS
 
 SYSTEM_CHOICES = [(system_id, system_id) for system_id in SYSTEM_IDS]
-
-
-class AppendOnlyError(Exception):
-    """Raised when code tries to change or delete a logged event."""
 
 
 def new_invite_code() -> str:
@@ -169,74 +163,6 @@ class Scene(Period):
 
     def __str__(self) -> str:
         return f"Scene {self.number}"
-
-
-class Visibility(models.TextChoices):
-    PUBLIC = "public", _("public")
-    PRIVATE = "private", _("private")
-    BLIND = "blind", _("blind")
-
-
-class EventQuerySet(models.QuerySet):
-    def update(self, **kwargs):
-        raise AppendOnlyError("the event log is append-only: events cannot be updated")
-
-    def delete(self):
-        raise AppendOnlyError("the event log is append-only: events cannot be deleted")
-
-    update.queryset_only = True
-    delete.queryset_only = True
-
-
-class Event(models.Model):
-    """One entry of a campaign's stream. Append through `eventlog.stream.append_event`."""
-
-    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="events")
-    seq = models.PositiveBigIntegerField()
-    type = models.CharField(max_length=64)
-    payload = models.JSONField(default=dict, encoder=CanonicalEncoder)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        on_delete=models.DO_NOTHING,
-        db_constraint=False,
-        related_name="+",
-    )
-    created_at = models.DateTimeField()
-    visibility = models.CharField(max_length=10, choices=Visibility.choices, default="public")
-    # Context denormalised from the payload for filtering; part of the hash like every column.
-    session_id = models.UUIDField(null=True, blank=True)
-    scene_id = models.UUIDField(null=True, blank=True)
-    chapter_id = models.UUIDField(null=True, blank=True)
-    character_id = models.UUIDField(null=True, blank=True)
-    prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64)
-
-    objects = EventQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["campaign_id", "seq"]
-        constraints = [
-            models.UniqueConstraint(fields=["campaign", "seq"], name="gapless_seq_per_campaign")
-        ]
-        indexes = [
-            models.Index(fields=["campaign", "type", "seq"]),
-            models.Index(fields=["campaign", "session_id", "seq"]),
-            models.Index(fields=["campaign", "chapter_id", "seq"]),
-            models.Index(fields=["campaign", "character_id", "seq"]),
-        ]
-
-    def __str__(self) -> str:
-        return f"#{self.seq} {self.type}"
-
-    def save(self, *args, **kwargs):
-        # An integrity guard, not business logic: a stored event is never rewritten.
-        if not self._state.adding:
-            raise AppendOnlyError("the event log is append-only: events cannot be updated")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise AppendOnlyError("the event log is append-only: events cannot be deleted")
 
 
 class IdempotentRequest(models.Model):

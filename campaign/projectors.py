@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from campaign.models import Campaign, Chapter, Character, Event, Membership, Scene, Session
+from campaign.models import Campaign, Chapter, Character, Membership, Scene, Session
 from eventlog.event_types import (
     CAMPAIGN_CREATED,
     CAMPAIGN_OPTIONS_CHANGED,
@@ -21,6 +21,7 @@ from eventlog.event_types import (
     SESSION_ENDED,
     SESSION_STARTED,
 )
+from eventlog.models import Event
 from eventlog.projections import projects, register_read_models
 
 register_read_models(Membership, Character, Chapter, Session, Scene)

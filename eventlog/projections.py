@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, TypeVar
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
 if TYPE_CHECKING:
-    from campaign.models import Campaign, Event
+    from campaign.models import Campaign
+    from eventlog.models import Event
 
 Projector = Callable[["Event"], None]
 

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from django.db import connection, transaction
 from django.utils import timezone
 
-from campaign.models import Campaign, Event
 from eventlog import projections, rows
 from eventlog.chain import SALT_BYTES, document_hash, event_document, is_sealed
 from eventlog.event_types import SEALED_KEY
+from eventlog.models import Event, stream_owners
 from eventlog.recorders import recorder
+
+if TYPE_CHECKING:
+    from campaign.models import Campaign
 
 # Set on a Campaign whose row this transaction locked: its head_seq/head_hash are the stream's.
 HELD = "_stream_head_held"
@@ -36,17 +39,18 @@ def lock_stream(campaign_id: int) -> Campaign:
     """
     if not connection.in_atomic_block:
         raise RuntimeError("lock_stream() must run inside transaction.atomic()")
-    table = Campaign._meta.db_table
+    owners = stream_owners().model
+    table = owners._meta.db_table
     with connection.cursor() as cursor:  # the ORM's query building costs more than the lock
         cursor.execute(
-            f"SELECT {rows.columns(Campaign, table)} FROM {table} WHERE {table}.id = %s"
+            f"SELECT {rows.columns(owners, table)} FROM {table} WHERE {table}.id = %s"
             + lock_clause(table),
             (campaign_id,),
         )
         row = cursor.fetchone()
     if row is None:
-        raise Campaign.DoesNotExist(f"no campaign {campaign_id}")
-    return held(rows.instance(Campaign, row))
+        raise owners.DoesNotExist(f"no campaign {campaign_id}")
+    return held(rows.instance(owners, row))
 
 
 def lock_clause(table: str = "campaign_campaign") -> str:
@@ -103,9 +107,7 @@ def append_event(
     if getattr(campaign, HELD, False):
         head = campaign
     else:  # a campaign object read before the lock: the head as the lock found it
-        head = (
-            Campaign.objects.select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
-        )
+        head = stream_owners().select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
     event = Event(
         campaign_id=campaign.pk,
         seq=head.head_seq + 1,

@@ -15,6 +15,7 @@ from campaign.models import Role
 from pages.views import member_of_campaign
 from webhooks import services
 from webhooks.models import Webhook
+from webhooks.policy import EVENT_TYPES
 
 LOG = 20
 
@@ -62,7 +63,7 @@ def webhooks_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "page_name": "webhooks",
             "hooks": hooks,
             "error": error,
-            "event_types": services.EVENT_TYPES,
+            "event_types": EVENT_TYPES,
             "formats": Webhook.Format.choices,
         },
         status=400 if error else 200,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from campaign.admin import ReadOnlyAdmin
+from eventlog.admin import ReadOnlyAdmin
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts, VerificationCheckpoint
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from django.db import models
 
-from campaign.models import Campaign, Event
+from campaign.models import Campaign
+from eventlog.models import Event
 
 
 class CheckManager(models.Manager):

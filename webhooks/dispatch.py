@@ -26,14 +26,15 @@ from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from campaign.models import Campaign, Event, Membership, Role
+from campaign.models import Campaign, Membership, Role
 from eventlog import event_types as types
+from eventlog.models import Event
 from eventlog.stream import on_event_committed
 from rolls.reads.chronicle import chronicle_entry
 from rolls.reads.present import present_events
 from rolls.words import SYSTEM_NAMES
 from webhooks.models import Delivery, Webhook
-from webhooks.services import PUBLIC, check_url, public_types
+from webhooks.policy import PUBLIC, check_url, public_types
 
 logger = logging.getLogger(__name__)
 

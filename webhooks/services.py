@@ -2,66 +2,21 @@
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
-import socket
-from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
 from campaign.access import require_gm
 from campaign.errors import InvalidInput, NotFound
-from campaign.models import Campaign, Visibility
-from eventlog import event_types as types
+from campaign.models import Campaign
+from webhooks import dispatch
 from webhooks.models import Webhook
+from webhooks.policy import EVENT_TYPES, LANGUAGES, check_url
 
 MAX_WEBHOOKS = 5  # per campaign: a table posts to its channel, not to a fleet
-# Event types a webhook may ask for; only their public events are ever sent.
-EVENT_TYPES = (
-    types.CHECK_ROLLED,
-    types.CHECK_DRAMATIC_FAILURE_TAKEN,
-    types.CHECK_FORTUNE_SPENT,
-    types.CHECK_EXTRA_NICE_TAKEN,
-    types.CHECK_REVEALED,
-    types.CHECK_CALLED,
-    types.SESSION_STARTED,
-    types.SESSION_ENDED,
-    types.CHAPTER_STARTED,
-    types.CHAPTER_ENDED,
-    types.SCENE_STARTED,
-    types.SCENE_ENDED,
-    types.MEMBER_JOINED,
-)
-LANGUAGES = ("ru", "en")
-
-
-def check_url(url: Any, *, field: str = "url") -> str:
-    """An http(s) URL that does not point into the server's own network (unless allowed)."""
-    if not isinstance(url, str) or not url or len(url) > 500:
-        raise InvalidInput(field, _("an http:// or https:// URL of at most 500 characters"))
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidInput(field, _("an http:// or https:// URL with a host"))
-    if not settings.WEBHOOK_ALLOW_PRIVATE and _private(parts.hostname, parts.port):
-        raise InvalidInput(field, _("this address is in a private network; webhooks go out only"))
-    return url
-
-
-def _private(host: str, port: int | None) -> bool:
-    try:
-        infos = socket.getaddrinfo(host, port or 443, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError):
-        return False  # unresolvable now: delivery will fail and be logged
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            return True
-    return False
 
 
 def _event_types(value: Any) -> list[str]:
@@ -111,14 +66,8 @@ def create_webhook(
         delivered_seq=campaign.head_seq,
         created_by=actor,
     )
-    transaction.on_commit(_sender_may_start)
+    transaction.on_commit(dispatch.look_again)
     return webhook
-
-
-def _sender_may_start() -> None:
-    from webhooks import dispatch  # the sender imports these services
-
-    dispatch.look_again()
 
 
 def webhook_of(campaign: Campaign, webhook_id: Any) -> Webhook:
@@ -140,10 +89,3 @@ def _int(value: Any) -> int:
 def delete_webhook(*, campaign: Campaign, actor: AbstractBaseUser, webhook_id: Any) -> None:
     require_gm(campaign, actor)
     webhook_of(campaign, webhook_id).delete()
-
-
-def public_types(event_types: Sequence[str]) -> list[str]:
-    return list(event_types) or list(EVENT_TYPES)
-
-
-PUBLIC = Visibility.PUBLIC

@@ -275,7 +275,7 @@ class CampaignSheetTemplateView(APIView):
         return Response(sheet_template(campaign.system))
 
 
-class FavouriteListView(APIView):
+class FavouriteListView(WriteView):
     @extend_schema(
         responses=FavouriteSerializer(many=True), summary="A character's favourite rolls"
     )
@@ -301,7 +301,7 @@ class FavouriteListView(APIView):
         return Response(favourite, status=status.HTTP_201_CREATED)
 
 
-class FavouriteDetailView(APIView):
+class FavouriteDetailView(WriteView):
     @extend_schema(request=None, responses={204: None}, summary="Forget a favourite roll")
     def delete(
         self, request: Request, campaign_id: int, character_id: str, favourite_id: str

@@ -1,46 +1,52 @@
 """The event recorder seam: appending to a campaign's stream and reading it back, one small module
 per database backend (`postgres`, `sqlite`), shaped like the `eventsourcing` library's recorders.
 
-The services decide; the recorder writes. `eventlog.stream.append_event` hands it the event it
-has chained (an unsaved `Event`, used as a plain value), and the recorder inserts the row and
-moves the stream head in as few round trips as its backend allows, failing when the head is not
-where the caller's lock left it. Reading (`read`, `rows`) yields the stored events without
-building ORM querysets. Everything off the hot path keeps using the `Event` model.
+The services decide; the recorder writes. `eventlog.stream.append_event` hands it the events it
+has chained (unsaved `Event`s, used as plain values), and the recorder inserts the rows and moves
+the stream head in as few round trips as its backend allows, refusing (`HeadMoved`) when the head
+is not where the caller's lock left it. Reading (`read`, `rows`) returns stored events without
+building ORM querysets. The columns are the `Event` model's (a column added to the model is
+written and read without touching the recorders). Everything off the hot path keeps using the
+`Event` model.
 
-Statements a recorder runs are entered in Django's query log when it is on (DEBUG, or a test's
-CaptureQueriesContext), so statement counts see them like any other.
+Statements a recorder runs on the raw driver connection are entered in Django's query log when it
+is on (DEBUG, or a test's CaptureQueriesContext), so statement counts see them like any other.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from functools import cache
 from typing import Any, Protocol
 
-from django.db import connections
+from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
-
-# The stored columns of an event, in the order recorders read and write them.
-COLUMNS = (
-    "id",
-    "campaign_id",
-    "seq",
-    "type",
-    "payload",
-    "actor_id",
-    "created_at",
-    "visibility",
-    "session_id",
-    "scene_id",
-    "chapter_id",
-    "character_id",
-    "prev_hash",
-    "hash",
-)
 
 
 class HeadMoved(RuntimeError):
     """The stream head was not where the caller's lock said: an append without the lock."""
+
+
+@cache
+def event_fields() -> tuple[models.Field, ...]:
+    """The stored fields of an event, in the model's order (the id first)."""
+    from eventlog.models import Event
+
+    return tuple(Event._meta.concrete_fields)
+
+
+@cache
+def head_table() -> str:
+    from eventlog.models import stream_owners
+
+    return stream_owners().model._meta.db_table
+
+
+def event_table() -> str:
+    from eventlog.models import Event
+
+    return Event._meta.db_table
 
 
 class Recorder(Protocol):
@@ -49,11 +55,14 @@ class Recorder(Protocol):
         campaign), move the head to the last one, and return their ids."""
 
     def read(self, campaign_id: int, *, after: int = 0, limit: int | None = None) -> list[Any]:
-        """The campaign's events with seq > ``after``, oldest first, as unsaved-looking `Event`s
-        (no ORM query built)."""
+        """The campaign's events with seq > ``after``, oldest first, as `Event`s built from the
+        rows (no queryset)."""
 
     def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
-        """The same as tuples of `COLUMNS` (payload decoded), streamed in batches."""
+        """The same as tuples of the model's stored values, streamed in batches."""
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Bulk-load read-model rows (a rebuild), values as the driver takes them."""
 
 
 def recorder(alias: str = "default") -> Recorder:

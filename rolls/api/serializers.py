@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from campaign.models import Visibility
+from eventlog.models import Visibility
 
 
 class ModifierSerializer(serializers.Serializer):

@@ -23,7 +23,8 @@ from django.utils.translation import gettext, gettext_lazy
 
 from campaign.access import require_controls_character
 from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, call_rules
-from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Visibility
+from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene
+from eventlog.models import Visibility
 from rolls.models import Check
 from rolls.reads.known import dramatic_failure_taken, resources_for
 from rolls.reads.visibility import may_see, require_may_see

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db.models import F
 
-from campaign.models import Character, Event
+from campaign.models import Character
 from eventlog.event_types import (
     CHARACTER_WILLPOWER_RESTORED,
     CHECK_CALL_CLOSED,
@@ -20,6 +20,7 @@ from eventlog.event_types import (
     CHECK_ROLLED,
     TASK_RESET,
 )
+from eventlog.models import Event
 from eventlog.projections import (
     batchable,
     flush_pending,

@@ -22,20 +22,14 @@ from campaign.access import (
 )
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
 from campaign.limits import MAX_REQUEST_BYTES, check_stored_size, plain_json
-from campaign.models import (
-    Campaign,
-    Character,
-    Membership,
-    Role,
-    Session,
-    Visibility,
-)
+from campaign.models import Campaign, Character, Membership, Role, Session
 from eventlog.event_types import (
     CHARACTER_WILLPOWER_RESTORED,
     CHECK_REVEALED,
     CHECK_ROLLED,
     TASK_RESET,
 )
+from eventlog.models import Visibility
 from eventlog.projections import inserted
 from eventlog.stream import append_event, lock_stream
 from rolls import systems

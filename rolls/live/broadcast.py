@@ -45,8 +45,9 @@ from redis.exceptions import MaxConnectionsError
 from redis.exceptions import TimeoutError as RedisTimeout
 
 from accounts.revocation import access_revoked
-from campaign.models import Event, Membership, Role
+from campaign.models import Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
+from eventlog.models import Event
 from eventlog.stream import on_event_committed
 from rolls.reads.present import CHECK_EVENT_TYPES, present_events, present_to_each
 

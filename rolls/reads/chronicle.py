@@ -16,8 +16,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from campaign.models import Campaign, Character, Event, Membership, Session
+from campaign.models import Campaign, Character, Membership, Session
 from eventlog import event_types as types
+from eventlog.models import Event
 from rolls.models import Check
 from rolls.reads.present import present_events
 from rolls.words import outcome_name

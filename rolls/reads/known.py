@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from uuid import UUID
 
-from campaign.models import Campaign, Character, Event, Membership, Role
+from campaign.models import Campaign, Character, Membership, Role
 from eventlog.event_types import TASK_RESET
+from eventlog.models import Event
 from rolls.models import Check, RuleUse, TaskAttempts
 from rolls.reads.visibility import may_see
 from rolls.rules import RETRY_SYSTEMS, option, recorded_failed_attempt, task_key

@@ -15,9 +15,10 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from campaign.models import Campaign, Event, Membership, Session, Visibility
+from campaign.models import Campaign, Membership, Session
 from eventlog.chain import timestamp
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
+from eventlog.models import Event, Visibility
 from rolls.checks import eligibility
 from rolls.models import Check
 from rolls.reads.visibility import Facts, may_see

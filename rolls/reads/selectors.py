@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from campaign.models import Event, Membership
+from campaign.models import Membership
 from eventlog.chain import GENESIS
+from eventlog.models import Event
 from rolls.reads.present import present_events
 
 

@@ -18,7 +18,8 @@ from typing import Protocol
 from django.utils.translation import gettext_lazy
 
 from campaign.errors import NotAllowed
-from campaign.models import Membership, Role, Visibility
+from campaign.models import Membership, Role
+from eventlog.models import Visibility
 
 # The one answer to anything about a roll the asker may not see (or a blind roll of their own):
 # the same status, field, code and message whatever the roll holds, on REST and on the socket.

@@ -17,8 +17,9 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from campaign.models import Campaign, Event, Membership, Role, Session
+from campaign.models import Campaign, Membership, Role, Session
 from eventlog.chain import hashed_document, timestamp
+from eventlog.models import Event
 from rolls.models import Check
 from rolls.reads.present import present_events
 from rolls.reads.visibility import may_see

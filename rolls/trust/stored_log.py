@@ -16,8 +16,9 @@ from typing import Any, TextIO
 from django.db import connection
 from django.db.models import Q, QuerySet
 
-from campaign.models import Campaign, Event
+from campaign.models import Campaign
 from eventlog.chain import GENESIS, document_hash, event_document, timestamp
+from eventlog.models import Event
 from eventlog.progress import Progress
 from rolls.models import VerificationCheckpoint
 from rolls.trust.verify import (

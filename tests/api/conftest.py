@@ -16,7 +16,8 @@ from rest_framework.response import Response
 from rest_framework.test import APIClient
 
 from campaign import services
-from campaign.models import Campaign, Character, Event
+from campaign.models import Campaign, Character
+from eventlog.models import Event
 from rolls.checks import services as roll_services
 
 ROLES = ("anonymous", "stranger", "olga", "alice", "boris", "gm")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from campaign import services
-from campaign.models import Event
+from eventlog.models import Event
 from tests.api.conftest import World, assert_refusal, dump
 
 NOBODY = "00000000-0000-4000-8000-000000000000"

@@ -13,7 +13,8 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
-from campaign.models import Event, IdempotentRequest
+from campaign.models import IdempotentRequest
+from eventlog.models import Event
 from rolls.models import Check
 from tests.api.conftest import TRAITS
 
@@ -168,3 +169,51 @@ def test_concurrent_retries_with_one_key_roll_exactly_once(build_world):
     assert Counter(answers) == {answers[0]: 8}, answers
     assert answers[0][0] == 201
     assert Check.objects.filter(campaign=world.campaign).count() == 1
+
+
+# Writes that are not a campaign's: signing in and out, and a socket ticket (single-use anyway);
+# the roll box's preview and the odds are POSTs that write nothing.
+NOT_CAMPAIGN_WRITES = {"TokenView", "SocketTicketView", "ParseView", "OddsView"}
+
+
+def _api_views():
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    def walk(patterns):
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                yield from walk(pattern.url_patterns)
+            elif isinstance(pattern, URLPattern) and hasattr(pattern.callback, "view_class"):
+                yield pattern.callback.view_class
+
+    return set(walk(get_resolver().url_patterns))
+
+
+def test_every_api_write_goes_through_the_one_write_view():
+    """Idempotency and the writer slot come from WriteView: a write view that is a plain APIView
+    would write twice on a retry."""
+    from rest_framework.views import APIView
+
+    from campaign.api.writes import WriteView
+
+    unsafe = ("post", "put", "patch", "delete")
+    plain = sorted(
+        view.__name__
+        for view in _api_views()
+        if issubclass(view, APIView)
+        and any(hasattr(view, method) for method in unsafe)
+        and not issubclass(view, WriteView)
+        and view.__name__ not in NOT_CAMPAIGN_WRITES
+    )
+    assert plain == []
+
+
+def test_a_retried_favourite_is_saved_once(world):
+    character = world.characters["alice"]
+    tail = f"characters/{character.pk}/favourites/"
+    body = {"name": "Look", "text": "Wits + Occult"}  # world is a CofD table
+    first = post(world, "alice", tail, body, "fav-1")
+    again = post(world, "alice", tail, body, "fav-1")
+    assert first.status_code == again.status_code == 201, first.json()
+    assert again.json() == first.json()
+    assert len(world.client("alice").get(world.url(tail)).json()) == 1

@@ -22,7 +22,8 @@ from django.test import Client
 from django.utils import translation as _translation
 
 from campaign import services
-from campaign.models import Event, Membership
+from campaign.models import Membership
+from eventlog.models import Event
 from rolls.live.broadcast import group_all, group_gm, group_user, messages_for
 from rolls.live.consumers import LiveFeedConsumer
 from rolls.reads.selectors import events_for

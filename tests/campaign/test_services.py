@@ -6,7 +6,8 @@ import pytest
 
 from campaign import services
 from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, NotFound
-from campaign.models import Campaign, Character, Event, Membership
+from campaign.models import Campaign, Character, Membership
+from eventlog.models import Event
 
 
 def event_count() -> int:

@@ -8,7 +8,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from campaign import services
-from campaign.models import Character, Event
+from campaign.models import Character
+from eventlog.models import Event
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from campaign import services
 from campaign.errors import DomainError
-from campaign.models import Campaign, Chapter, Character, Event, Membership, Session
+from campaign.models import Campaign, Chapter, Character, Membership, Session
 from eventlog import projections
+from eventlog.models import Event
 from eventlog.stream import lock_stream
 
 

@@ -11,8 +11,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 
 from campaign import services
-from campaign.models import Event
 from eventlog import append_only
+from eventlog.models import Event
 from rolls.checks import services as roll_services
 from rolls.models import Check
 

@@ -10,8 +10,9 @@ from django.core.management import call_command
 from django.db import DatabaseError, close_old_connections, connection, transaction
 
 from campaign import services
-from campaign.models import AppendOnlyError, Character, Event
+from campaign.models import Character
 from eventlog import append_only
+from eventlog.models import AppendOnlyError, Event
 from eventlog.stream import append_event, lock_stream
 from rolls.trust.stored_log import verify_campaigns
 

@@ -10,9 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from campaign.models import Campaign, Event
+from campaign.models import Campaign
 from eventlog import append_only
 from eventlog.chain import document_hash
+from eventlog.models import Event
 from rolls.checks import services
 from rolls.trust.stored_log import event_rows
 from tests.live.conftest import head_of, in_db

@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from campaign import services
-from campaign.models import Campaign, Event, Membership
+from campaign.models import Campaign, Membership
+from eventlog.models import Event
 
 pytestmark = pytest.mark.django_db
 

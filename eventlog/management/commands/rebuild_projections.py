@@ -5,9 +5,9 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from campaign.models import Campaign, Event
 from eventlog import projections
 from eventlog.intact import ChainBroken, intact, refuse
+from eventlog.models import Event, stream_owners
 from eventlog.progress import Progress
 from eventlog.stream import lock_stream
 
@@ -28,7 +28,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, campaign=None, force=False, **options):
-        campaigns = Campaign.objects.order_by("pk")
+        campaigns = stream_owners().order_by("pk")
         if campaign:
             campaigns = campaigns.filter(pk__in=campaign)
         total = Event.objects.filter(campaign__in=campaigns).count()

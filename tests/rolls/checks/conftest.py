@@ -10,7 +10,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from campaign import services
-from campaign.models import Campaign, Character, Event
+from campaign.models import Campaign, Character
+from eventlog.models import Event
 
 SHEETS: dict[str, dict[str, Any]] = {
     "cofd": {

@@ -6,7 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from campaign import services
-from campaign.models import Event
+from eventlog.models import Event
 from rolls.models import Check
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 
 from campaign import services
-from campaign.models import Event
 from eventlog.dbroles import grant_app_role
+from eventlog.models import Event
 from rolls.checks import services as rolls
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

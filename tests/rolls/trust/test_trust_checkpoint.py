@@ -7,9 +7,9 @@ import json
 
 from django.db import connection
 
-from campaign.models import Event
 from eventlog import append_only
 from eventlog.chain import document_hash
+from eventlog.models import Event
 from rolls.checks import followups
 from rolls.models import VerificationCheckpoint
 from rolls.trust.stored_log import chain_intact, event_rows, verify_campaigns

@@ -7,7 +7,8 @@ import io
 import json
 
 from campaign import services
-from campaign.models import Event, Membership
+from campaign.models import Membership
+from eventlog.models import Event
 from rolls.checks import services as rolls
 from rolls.models import Check
 from rolls.trust.export import CSV_COLUMNS, checks_csv, export_campaign

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from campaign import services
-from campaign.models import Event, Membership
+from campaign.models import Membership
 from eventlog.chain import HASHED_FIELDS, canonical_json, document_hash, hashed_document
+from eventlog.models import Event
 from rolls.checks import followups
 from rolls.checks import services as rolls
 from rolls.reads.selectors import events_for

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 from campaign import services
-from campaign.models import Event, Membership
+from campaign.models import Membership
 from eventlog.chain import document_hash
+from eventlog.models import Event
 from rolls.reads.selectors import events_for
 from rolls.trust.export import export_campaign
 from rolls.trust.verify import Receipt, check_export, main

@@ -31,7 +31,8 @@ from django.urls.exceptions import Resolver404
 from rest_framework.authtoken.models import Token
 
 from campaign import services
-from campaign.models import Campaign, Character, Event, Membership, SessionSecret
+from campaign.models import Campaign, Character, Membership, SessionSecret
+from eventlog.models import Event
 from rolls.models import Check
 from rolls.reads.selectors import events_for
 

@@ -11,8 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
-from campaign.models import Campaign, Event, SessionSecret
+from campaign.models import Campaign, SessionSecret
 from eventlog import append_only
+from eventlog.models import Event
 from rolls.trust.stored_log import verify_campaigns
 from tests.rolls.trust.conftest import roll
 

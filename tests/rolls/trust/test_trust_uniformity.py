@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 from scipy.stats import chisquare
 
-from campaign.models import Event
+from eventlog.models import Event
 from rolls.systems import KeyedDice, roll_key
 
 SEED = bytes(range(32))  # fixed, so the test is deterministic
