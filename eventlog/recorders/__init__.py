@@ -61,6 +61,9 @@ class Recorder(Protocol):
     def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
         """The same as tuples of the model's stored values, streamed in batches."""
 
+    def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
+        """`rows` as `Event`s (a replay), built from the values without a queryset."""
+
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Bulk-load read-model rows (a rebuild), values as the driver takes them."""
 

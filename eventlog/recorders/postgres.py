@@ -108,6 +108,13 @@ class PostgresRecorder:
             for row in rows
         ]
 
+    def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
+        from eventlog.models import Event
+
+        build = Event.from_db
+        for row in self.rows(campaign_id, after=after, batch=batch):
+            yield build("default", None, row)
+
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """COPY … FROM STDIN: the fastest way PostgreSQL takes many rows."""
         sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"

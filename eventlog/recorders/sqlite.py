@@ -91,6 +91,13 @@ class SqliteRecorder:
         convert = stored.converter(Event)
         return [Event.from_db("default", None, convert(row)) for row in self._fetch(sql, params)]
 
+    def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
+        from eventlog.models import Event
+
+        build = Event.from_db
+        for row in self.rows(campaign_id, after=after, batch=batch):
+            yield build("default", None, row)
+
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """One prepared INSERT, executemany: SQLite's fastest way in from Python."""
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
