@@ -152,6 +152,7 @@ def main() -> None:
 
     from eventlog import projections
     from eventlog.models import Event
+    from eventlog.recorders import recorder
     from eventlog.stream import lock_stream
     from rolls.trust.stored_log import event_rows, verify_campaigns
 
@@ -166,6 +167,10 @@ def main() -> None:
         for _ in Event.objects.filter(campaign_id=campaign_id).order_by("seq").iterator(2000):
             pass
 
+    def read_recorded() -> None:
+        for _ in recorder().rows(campaign_id):
+            pass
+
     def verify() -> None:
         report = verify_campaigns(campaign_ids=[campaign_id])
         assert not report.problems, report.problems[:3]
@@ -173,8 +178,7 @@ def main() -> None:
     def rebuild() -> None:
         with transaction.atomic():
             campaign = lock_stream(campaign_id)
-            events_ = Event.objects.filter(campaign=campaign).order_by("seq").iterator(2000)
-            projections.rebuild(campaign, events_)
+            projections.rebuild(campaign, recorder().events(campaign_id))  # as the command does
 
     from summary import record
 
@@ -183,6 +187,7 @@ def main() -> None:
     base_rows = timed("baseline: read rows as dicts", read_rows, total)
     verify_rate = timed("verify_log (seq + chain)", verify, total)
     base_events = timed("baseline: read Event objects", read_events, total)
+    base_recorded = timed("baseline: read rows (recorder)", read_recorded, total)
     rebuild_rate = timed("rebuild_projections", rebuild, total)
     record(
         f"log: verify_log, {total:,} events, {db}",
@@ -195,13 +200,13 @@ def main() -> None:
         f"log: rebuild_projections, {total:,} events, {db}",
         rebuild_rate,
         "events/s",
-        base_events,
-        "baseline: reading the events",
+        base_recorded,
+        "baseline: reading the rows (target ≥ 20,000/s, ≥ 0.5×)",
     )
     print(f"\n  verify  {verify_rate:,.0f} events/s = {verify_rate / base_rows:.2f}x the baseline")
     print(
-        f"  rebuild {rebuild_rate:,.0f} events/s = {rebuild_rate / base_events:.2f}x the read "
-        "baseline"
+        f"  rebuild {rebuild_rate:,.0f} events/s = {rebuild_rate / base_recorded:.2f}x reading the "
+        f"rows, {rebuild_rate / base_events:.2f}x reading Event objects"
     )
 
 

@@ -49,6 +49,26 @@ def event_table() -> str:
     return Event._meta.db_table
 
 
+class Recorded:
+    """An event as a replay reads it: the stored values as the `Event` model's attributes
+    (`pk` too), without a model instance; what projectors and the chain check read."""
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        self.__dict__.update(zip(attnames(), values, strict=True))
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+    def __repr__(self) -> str:
+        return f"<Recorded #{self.seq} {self.type}>"
+
+
+@cache
+def attnames() -> tuple[str, ...]:
+    return tuple(field.attname for field in event_fields())
+
+
 class Recorder(Protocol):
     def append(self, events: Sequence[Any], *, expected_seq: int) -> list[int]:
         """Insert ``events`` (consecutive seqs after ``expected_seq``, unsaved `Event`s of one
@@ -62,7 +82,7 @@ class Recorder(Protocol):
         """The same as tuples of the model's stored values, streamed in batches."""
 
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
-        """`rows` as `Event`s (a replay), built from the values without a queryset."""
+        """`rows` as `Recorded` events (a replay): no queryset, no model instance."""
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Bulk-load read-model rows (a rebuild), values as the driver takes them."""

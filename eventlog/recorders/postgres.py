@@ -16,7 +16,7 @@ import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from eventlog.chain import CanonicalEncoder
-from eventlog.recorders import HeadMoved, event_fields, event_table, head_table, logged
+from eventlog.recorders import HeadMoved, Recorded, event_fields, event_table, head_table, logged
 
 _encode = CanonicalEncoder().encode
 
@@ -109,11 +109,8 @@ class PostgresRecorder:
         ]
 
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
-        from eventlog.models import Event
-
-        build = Event.from_db
         for row in self.rows(campaign_id, after=after, batch=batch):
-            yield build("default", None, row)
+            yield Recorded(row)
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """COPY … FROM STDIN: the fastest way PostgreSQL takes many rows."""

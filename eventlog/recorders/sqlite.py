@@ -16,7 +16,7 @@ from typing import Any
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from eventlog import rows as stored
-from eventlog.recorders import HeadMoved, event_fields, event_table, head_table, logged
+from eventlog.recorders import HeadMoved, Recorded, event_fields, event_table, head_table, logged
 
 
 @cache
@@ -92,11 +92,8 @@ class SqliteRecorder:
         return [Event.from_db("default", None, convert(row)) for row in self._fetch(sql, params)]
 
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
-        from eventlog.models import Event
-
-        build = Event.from_db
         for row in self.rows(campaign_id, after=after, batch=batch):
-            yield build("default", None, row)
+            yield Recorded(row)
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """One prepared INSERT, executemany: SQLite's fastest way in from Python."""

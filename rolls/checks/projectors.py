@@ -24,7 +24,7 @@ from eventlog.models import Event
 from eventlog.projections import (
     batchable,
     flush_pending,
-    insert,
+    insert_values,
     projects,
     register_read_models,
 )
@@ -60,26 +60,28 @@ def _add_resource(
 def _check_rolled(event: Event) -> None:
     data = event.payload
     rolls = data["rolls"]
-    row = Check(
-        campaign_id=event.campaign_id,
-        event_id=event.pk,
-        seq=event.seq,
-        kind=data["kind"],
-        system=data["system"],
-        actor_id=event.actor_id,
-        visibility=event.visibility,
-        audience=data["audience"],
-        session_id=event.session_id,
-        scene_id=event.scene_id,
-        chapter_id=event.chapter_id,
-        character_id=event.character_id,
-        label=data["label"],
-        task=data["task"],
-        manual=data["dice"] == "manual",
-        outcome=rolls[0]["result"]["outcome"],
-        created_at=event.created_at,
+    row = insert_values(
+        Check,
+        {
+            "campaign_id": event.campaign_id,
+            "event_id": event.pk,
+            "seq": event.seq,
+            "kind": data["kind"],
+            "system": data["system"],
+            "actor_id": event.actor_id,
+            "visibility": event.visibility,
+            "audience": data["audience"],
+            "session_id": event.session_id,
+            "scene_id": event.scene_id,
+            "chapter_id": event.chapter_id,
+            "character_id": event.character_id,
+            "label": data["label"],
+            "task": data["task"],
+            "manual": data["dice"] == "manual",
+            "outcome": rolls[0]["result"]["outcome"],
+            "created_at": event.created_at,
+        },
     )
-    insert(row)
     for roll in rolls:
         if roll["result"].get("free_botch_consumed"):
             # Recorded as the character's under either scope: the services decide a character's
@@ -128,9 +130,9 @@ def _check_rolled(event: Event) -> None:
             call.save(update_fields=["answered", "closed"])
 
 
-def _written(row: Check, event: Event) -> Check:
+def _written(row: Check | None, event: Event) -> Check:
     """The check row just inserted (read back only when a rebuild's batch still holds it)."""
-    return row if row.pk is not None else _check_row(event)
+    return row if row is not None else _check_row(event)
 
 
 def _check_row(event: Event) -> Check:
