@@ -35,6 +35,7 @@ def main() -> int:
         ["bench/report.py", *quick],
         ["bench/trust.py", *(["--events", "4000"] if args.quick else [])],
         ["bench/api.py", *quick, *pg],
+        ["bench/check_path.py", *quick, *pg],
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
         ["bench/sockets.py"],
         ["bench/feed.py", *(["--repeat", "3"] if args.quick else [])],

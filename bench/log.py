@@ -201,7 +201,7 @@ def main() -> None:
         rebuild_rate,
         "events/s",
         base_recorded,
-        "baseline: reading the rows (target ≥ 20,000/s, ≥ 0.5×)",
+        "baseline: reading the rows (target ≥ 20,000/s, ratio ≥ 0.5)",
     )
     print(f"\n  verify  {verify_rate:,.0f} events/s = {verify_rate / base_rows:.2f}x the baseline")
     print(
