@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from campaign import idempotency
 from campaign.access import (
     require_controls_character,
     require_gm,
@@ -86,13 +87,23 @@ def _request_fields(
     return visibility, text_field(data, "label", 200), text_field(data, "task", 120)
 
 
-@transaction.atomic
 def check_roll(
     *,
     campaign: Campaign,
     actor: AbstractBaseUser,
     request: Mapping[str, Any],
     membership: Membership | None = None,
+) -> Check:
+    with idempotency.service_transaction():
+        return _check_roll(campaign=campaign, actor=actor, request=request, membership=membership)
+
+
+def _check_roll(
+    *,
+    campaign: Campaign,
+    actor: AbstractBaseUser,
+    request: Mapping[str, Any],
+    membership: Membership | None,
 ) -> Check:
     """Roll a check: assemble the pool(s), roll, apply the stateful rules, append one event.
 
