@@ -76,7 +76,7 @@ def insert(row: models.Model) -> None:
     """Create a read-model row: at once, or batched while a rebuild replays the log."""
     pending = _pending.get()
     if pending is None:
-        row.save(force_insert=True)
+        _insert_one(row)
         written = _inserted.get()
         if written is not None:
             written.append(row)
@@ -130,6 +130,25 @@ _AS_IS = (
     models.BooleanField,
     models.ForeignKey,
 )
+
+
+def _insert_one(row: models.Model) -> None:
+    """One row through the recorder's prepared INSERT … RETURNING id (the ORM's save builds its
+    SQL anew each time); rows without a generated id are saved by the ORM."""
+    from eventlog.recorders import recorder
+
+    model_class = type(row)
+    if not isinstance(model_class._meta.pk, models.AutoField):
+        row.save(force_insert=True)
+        return
+    fields = _written(model_class)
+    db = connections[DEFAULT_DB_ALIAS]
+    row.pk = recorder().insert_row(
+        db.ops.quote_name(model_class._meta.db_table),
+        [db.ops.quote_name(field.column) for field in fields],
+        [field.get_db_prep_save(getattr(row, field.attname), db) for field in fields],
+    )
+    row._state.adding, row._state.db = False, db.alias
 
 
 def _flush(pending: dict[type[models.Model], list[list[Any]]]) -> None:

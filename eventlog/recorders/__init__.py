@@ -84,6 +84,9 @@ class Recorder(Protocol):
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
         """`rows` as `Recorded` events (a replay): no queryset, no model instance."""
 
+    def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
+        """One read-model row (values as the field prepared them); its generated id."""
+
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Bulk-load read-model rows (a rebuild), values as the driver takes them."""
 

@@ -42,6 +42,14 @@ def append_sql(count: int) -> str:
 
 
 @cache
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))}) RETURNING id"
+    )
+
+
+@cache
 def select_sql(limit: bool) -> str:
     return (
         f"SELECT {', '.join(f.column for f in event_fields())} FROM {event_table()} "
@@ -111,6 +119,15 @@ class PostgresRecorder:
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
         for row in self.rows(campaign_id, after=after, batch=batch):
             yield Recorded(row)
+
+    def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
+        sql = _insert_sql(table, tuple(columns))
+        began = time.monotonic()
+        with self._cursor() as cursor:
+            cursor.execute(sql, values, prepare=True)
+            (pk,) = cursor.fetchone()
+        logged(self.connection, sql, began)
+        return pk
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """COPY … FROM STDIN: the fastest way PostgreSQL takes many rows."""

@@ -95,6 +95,16 @@ class SqliteRecorder:
         for row in self.rows(campaign_id, after=after, batch=batch):
             yield Recorded(row)
 
+    def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
+        sql = (
+            f"INSERT INTO {table} ({', '.join(columns)}) "
+            f"VALUES ({', '.join('?' * len(columns))}) RETURNING id"
+        )
+        began = time.monotonic()
+        (pk,) = self._raw().execute(sql, values).fetchone()
+        logged(self.connection, sql, began)
+        return pk
+
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """One prepared INSERT, executemany: SQLite's fastest way in from Python."""
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
