@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from campaign.errors import DomainError, InvalidInput
 from campaign.models import IdempotentRequest
+from eventlog import rows
 
 T = TypeVar("T")
 MAX_KEY = 255
@@ -74,14 +75,17 @@ def check_key(field: str, key: Any) -> str:
 
 
 def earlier_answer(scope: Scope, field: str) -> Answer | None:
-    """The recorded answer for this key, if any (call inside the write's transaction)."""
-    row = (
-        IdempotentRequest.objects.filter(
-            user_id=scope.user_id, campaign_id=scope.campaign_id, key=scope.key
+    """The recorded answer for this key, if any (call inside the write's transaction): one
+    hand-written query, since every write with a key asks it."""
+    meta = IdempotentRequest._meta
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {rows.columns(IdempotentRequest, 'r')} FROM {meta.db_table} r "
+            "WHERE r.user_id = %s AND r.campaign_id = %s AND r.key = %s",
+            (scope.user_id, scope.campaign_id, scope.key),
         )
-        .only("fingerprint", "status", "body", "created_at")
-        .first()
-    )
+        found = cursor.fetchone()
+    row = None if found is None else rows.instance(IdempotentRequest, found)
     if row is None:
         return None
     if row.created_at < _oldest_kept():

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaign import services
-from campaign.access import require_member
+from campaign.access import member_with_campaign, require_member
 from campaign.api.serializers import (
     CampaignCreateSerializer,
     CampaignSerializer,
@@ -48,16 +48,10 @@ def body(request: Request, serializer_class) -> dict[str, Any]:
 
 def campaign_for(request: Request, campaign_id: int) -> tuple[Campaign, Membership]:
     """The campaign and the requester's membership, in one query (404 for a non-member)."""
-    membership = None
-    if request.user.is_authenticated:
-        membership = (
-            Membership.objects.select_related("campaign")
-            .filter(campaign_id=campaign_id, user_id=request.user.pk)
-            .first()
-        )
-    if membership is None:
+    found = member_with_campaign(campaign_id, request.user)
+    if found is None:
         require_member(campaign_id, None)  # raises: the one refusal of a non-member
-    return membership.campaign, membership
+    return found
 
 
 def campaign_data(campaign: Campaign, membership: Membership) -> dict[str, Any]:
