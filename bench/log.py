@@ -55,7 +55,7 @@ def write_log(events: int) -> int:
 
     from campaign import services
     from campaign.models import Campaign, SessionSecret
-    from eventlog.models import Event
+    from eventlog.models import Event, payload_text_for
     from eventlog.stream import hash_of
     from rolls.systems import KeyedDice, key_commitment, roll, roll_key
 
@@ -118,6 +118,7 @@ def write_log(events: int) -> int:
             character_id=character.pk,
             prev_hash=prev,
         )
+        event.payload_text = payload_text_for(event.payload)
         event.hash = prev = hash_of(event)
         batch.append(event)
         if len(batch) == 5000:

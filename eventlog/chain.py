@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 GENESIS = "0" * 64
+_CHAIN_HASH = re.compile("[0-9a-f]{64}")
 SALT_BYTES = 16
 # Payload keys a sealed event shows to everyone: the key commitment chains the next roll to it.
 SEALED_PUBLIC_KEYS = ("next_key",)
@@ -59,8 +61,7 @@ class CanonicalEncoder(json.JSONEncoder):
 
 def is_chain_hash(value: Any) -> bool:
     """64 lowercase hex digits: what a hash of the chain looks like."""
-    hex_digits = "0123456789abcdef"
-    return isinstance(value, str) and len(value) == 64 and all(c in hex_digits for c in value)
+    return isinstance(value, str) and _CHAIN_HASH.fullmatch(value) is not None
 
 
 def is_sealed(visibility: Any) -> bool:

@@ -7,11 +7,13 @@ append-only triggers, the database roles and existing logs stay as they are.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.db import models
+from django.db import connection, models
 from django.utils.translation import gettext_lazy as _
 
-from eventlog.chain import CanonicalEncoder
+from eventlog.chain import CanonicalEncoder, canonical_json
 
 
 class AppendOnlyError(Exception):
@@ -60,6 +62,12 @@ class Event(models.Model):
     character_id = models.UUIDField(null=True, blank=True)
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    # The payload as the canonical JSON its hash covers (`payload_text_for`), so that the chain
+    # is checked by hashing stored text: PostgreSQL keeps `payload` as jsonb, whose text is not
+    # that JSON (and costs a conversion per row). NULL on SQLite, whose `payload` column already is
+    # that text, and on rows appended without it (then the payload is re-encoded to check them).
+    # A CHECK constraint on PostgreSQL refuses a row whose two copies differ (eventlog.0002).
+    payload_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001
 
     objects = EventQuerySet.as_manager()
 
@@ -93,3 +101,8 @@ def stream_owners() -> models.Manager:
     """The rows that own the streams and hold their heads (`head_seq`, `head_hash`): the
     campaigns, reached through the log's foreign key so that the log imports nothing above it."""
     return Event._meta.get_field("campaign").related_model._default_manager
+
+
+def payload_text_for(payload: Any) -> str | None:
+    """What `Event.payload_text` holds for a new event with this payload on this database."""
+    return canonical_json(payload) if connection.vendor == "postgresql" else None

@@ -13,7 +13,7 @@ from django.utils import timezone
 from eventlog import projections, rows
 from eventlog.chain import SALT_BYTES, document_hash, event_document, is_sealed
 from eventlog.event_types import SEALED_KEY
-from eventlog.models import Event, stream_owners
+from eventlog.models import Event, payload_text_for, stream_owners
 from eventlog.recorders import recorder
 
 if TYPE_CHECKING:
@@ -121,6 +121,7 @@ def append_event(
         chapter_id=chapter_id,
         character_id=character_id,
         prev_hash=head.head_hash,
+        payload_text=payload_text_for(payload),
     )
     event.hash = hash_of(event)
     (event.pk,) = recorder().append([event], expected_seq=head.head_seq)

@@ -303,7 +303,7 @@ def _verification(campaigns: list[Campaign]) -> list[Verification]:
     if not campaigns:
         return []
     # The stored verification, carried on from its checkpoint: a view reads the new events only.
-    report = verify_campaigns(campaign_ids=[c.pk for c in campaigns], chain_first=False)
+    report = verify_campaigns(campaign_ids=[c.pk for c in campaigns])
     streams = {stream.campaign: stream for stream in report.campaigns}
     per_session = {(row["campaign"], str(row["session"])): row for row in report.sessions}
     results = []

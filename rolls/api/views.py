@@ -281,7 +281,13 @@ class EventListView(APIView):
     @extend_schema(
         responses=EventSerializer(many=True),
         parameters=[
-            OpenApiParameter("after", int, description="cursor: events with seq > after"),
+            OpenApiParameter(
+                "after",
+                str,
+                description="cursor: events with seq > after; `<seq>:<hash>` also checks that "
+                "event seq still has the hash the client saw (a witness), else 409 "
+                "history_changed with seq, hash and head",
+            ),
             OpenApiParameter("until", int),
             OpenApiParameter("limit", int, description="at most 1000"),
             OpenApiParameter("type", str, many=True),
@@ -292,15 +298,17 @@ class EventListView(APIView):
         summary="The event log, as I may see it",
     )
     def get(self, request: Request, campaign_id: int) -> Response:
-        _, membership = campaign_for(request, campaign_id)
+        campaign, membership = campaign_for(request, campaign_id)
         filters = {}
         for name in ("session", "chapter", "character"):
             value = request.query_params.get(name)
             if value:
                 filters[name] = _uuid(name, value)
+        after, witness = selectors.parse_after(request.query_params.get("after") or "0")
+        selectors.check_witness(campaign.pk, after, witness, campaign.head_seq)
         events = selectors.events_for(
             membership=membership,
-            after=_int_param(request, "after", 0),
+            after=after,
             until=_int_param(request, "until"),
             types=request.query_params.getlist("type") or None,
             limit=min(_int_param(request, "limit", 200) or 200, 1000),

@@ -56,7 +56,7 @@ from rolls.live.broadcast import (
     heartbeat_seconds,
 )
 from rolls.live.presence import presence_for
-from rolls.reads.selectors import chain_holds, events_for
+from rolls.reads.selectors import chain_holds, events_for, parse_after
 
 logger = logging.getLogger("rolls.live")
 
@@ -591,11 +591,11 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         values = parse_qs(self.scope.get("query_string", b"").decode("latin1")).get("after")
         if not values:
             return None, None, None
-        seq, colon, witness = values[-1].partition(":")
-        if not seq.isdigit() or len(seq) > 18 or (colon and not is_chain_hash(witness)):
-            what = _("must be the last seq you have seen (0 or more), or <seq>:<its hash>")
-            return None, None, InvalidInput("after", what)
-        return int(seq), (witness or None), None
+        try:
+            seq, witness = parse_after(values[-1])
+        except InvalidInput as problem:
+            return None, None, problem
+        return seq, witness, None
 
     async def _witness_holds(self, seq: int, witness: str) -> bool:
         return await database_sync_to_async(chain_holds)(self.campaign_id, seq, witness)

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+
+from campaign.errors import Conflict, InvalidInput
 from campaign.models import Membership
-from eventlog.chain import GENESIS
+from eventlog.chain import GENESIS, is_chain_hash
 from eventlog.models import Event
 from rolls.reads.present import present_events
 
@@ -59,3 +62,29 @@ def chain_holds(campaign_id: int, seq: int, hash: str) -> bool:
         return hash == GENESIS
     stored = Event.objects.filter(campaign_id=campaign_id, seq=seq).values_list("hash", flat=True)
     return stored.first() == hash
+
+
+class HistoryChanged(Conflict):
+    """A witness's history is no longer the log's (docs/websocket.md, "Witnesses")."""
+
+    code = "history_changed"
+
+
+def parse_after(text: str) -> tuple[int, str | None]:
+    """``after=<seq>`` or ``after=<seq>:<hash>`` (a witness: the hash it saw for seq), as the
+    socket and the REST log take it; raises InvalidInput naming ``after``."""
+    seq, colon, witness = text.partition(":")
+    if not seq.isdigit() or len(seq) > 18 or (colon and not is_chain_hash(witness)):
+        what = _("must be the last seq you have seen (0 or more), or <seq>:<its hash>")
+        raise InvalidInput("after", what)
+    return int(seq), (witness or None)
+
+
+def check_witness(campaign_id: int, seq: int, witness: str | None, head: int) -> None:
+    """Raise HistoryChanged when the log no longer has event ``seq`` with the hash a witness
+    saw (a restored older backup, a rewritten and re-hashed history)."""
+    if witness is None or chain_holds(campaign_id, seq, witness):
+        return
+    message = _("the log no longer holds event #{seq} with the hash this client saw")
+    details = {"seq": seq, "hash": witness, "head": head}
+    raise HistoryChanged("after", message.format(seq=seq), details=details)

@@ -13,17 +13,34 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TextIO
 
-from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db import connection, transaction
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.utils import timezone
 
 from campaign.models import Campaign
-from eventlog.chain import GENESIS, document_hash, event_document, timestamp
+from eventlog.chain import (
+    GENESIS,
+    SEALED_PUBLIC_KEYS,
+    canonical_json,
+    document_hash,
+    event_document,
+    timestamp,
+)
+from eventlog.event_types import (
+    CAMPAIGN_CREATED,
+    CAMPAIGN_OPTIONS_CHANGED,
+    SESSION_ENDED,
+    SESSION_STARTED,
+)
 from eventlog.models import Event
 from eventlog.progress import Progress
 from rolls.models import VerificationCheckpoint
 from rolls.trust.verify import (
+    _MALFORMED,
     FOLLOWUP_SYSTEMS,
+    MAX_PROBLEMS,
     Problem,
+    SessionSummary,
     StreamReport,
     StreamVerifier,
 )
@@ -88,11 +105,10 @@ class Report:
 def event_rows(
     campaign_id: int, *, after: int = 0, until: int | None = None
 ) -> Iterator[dict[str, Any]]:
-    """A campaign's events as the plain dicts `rolls.trust.verify` checks (and exports carry)."""
-    events = Event.objects.filter(campaign_id=campaign_id, seq__gt=after)
-    if until is not None:
-        events = events.filter(seq__lte=until)
-    return _as_rows(campaign_id, events)
+    """A campaign's events as the plain dicts `rolls.trust.verify` checks (and exports carry),
+    the payload as the application reads it (on PostgreSQL: its jsonb)."""
+    for fields, _ in _proof_rows(campaign_id, after=after, until=until):
+        yield fields
 
 
 def _as_rows(campaign_id: int, events: QuerySet[Event]) -> Iterator[dict[str, Any]]:
@@ -101,19 +117,30 @@ def _as_rows(campaign_id: int, events: QuerySet[Event]) -> Iterator[dict[str, An
         yield event_document(campaign_id, *row)
 
 
-_RAW_CHAIN_SQL = (
+_RAW_SQL = (
     "SELECT seq, type, {payload}, actor_id, created_at, visibility, session_id, scene_id, "
-    "chapter_id, character_id, prev_hash, hash FROM campaign_event "
-    "WHERE campaign_id = %s AND seq <= %s ORDER BY seq"
+    "chapter_id, character_id, prev_hash, hash FROM {table} "
+    "WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
 )
+_FOREVER = 2**63 - 1
 
 
-def raw_chain_rows(campaign_id: int, until: int) -> Iterator[tuple]:
-    """The columns the chain covers, straight from the database: no ORM objects, and the
-    payload as the stored text (canonical JSON on SQLite, see eventlog.chain.CanonicalEncoder)."""
-    payload = "payload" if connection.vendor == "sqlite" else "payload::text"
+def raw_chain_rows(
+    campaign_id: int, until: int, *, after: int = 0, hashed_text: bool = True
+) -> Iterator[tuple]:
+    """The columns the chain covers, straight from the database: no ORM objects, the payload as
+    stored text. ``hashed_text``: the canonical JSON the hash covers (`Event.payload_text` on
+    PostgreSQL; SQLite's payload column is that text); otherwise, on PostgreSQL, the jsonb the
+    application reads, as PostgreSQL writes it (not canonical)."""
+    if connection.vendor == "sqlite":
+        payload = "payload"
+    elif hashed_text:
+        payload = "COALESCE(payload_text, payload::text)"  # rows appended without it
+    else:
+        payload = "payload::text"
+    sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(_RAW_CHAIN_SQL.format(payload=payload), [campaign_id, until])
+        cursor.execute(sql, [campaign_id, after, until])
         while rows := cursor.fetchmany(5000):
             yield from rows
 
@@ -138,51 +165,102 @@ def _quoted(value: str | None) -> str:
     return "null" if value is None else f'"{value}"'
 
 
+def _fields(campaign_id: int, row: tuple) -> tuple[dict[str, Any], str]:
+    """A raw row as the event document (payload still as its stored text) and its hash."""
+    seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
+    session, scene, chapter, character = (_uuid(value) for value in context)
+    fields = {
+        "campaign": campaign_id,
+        "seq": seq,
+        "type": type_,
+        "payload": payload,
+        "actor": actor,
+        "created_at": _iso(created),
+        "visibility": visibility,
+        "session": session,
+        "scene": scene,
+        "chapter": chapter,
+        "character": character,
+        "prev_hash": prev_hash,
+    }
+    return fields, hash_
+
+
 def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
     """The chain alone, fast: seqs 1..until without gaps, every link, every hash, ending at
-    ``head_hash``. A public event is hashed from its stored payload text as is (one SHA-256 over
-    a string, no JSON decoding); anything else, or a mismatch, is re-encoded the usual way. Says
-    only whether the chain holds: the full pass names what does not."""
+    ``head_hash``. Each event is hashed from its stored canonical payload text as is (one
+    SHA-256 over a string assembled around it, no JSON decoding; `_fast_hash`); a text that is
+    not canonical (a row appended without `payload_text`) is decoded and re-encoded. Says only
+    whether the chain holds: the full pass names what does not."""
     expected, prev = 1, GENESIS
     for row in raw_chain_rows(campaign_id, until):
-        seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
-        session, scene, chapter, character = (_uuid(value) for value in context)
-        if seq != expected or prev_hash != prev:
+        fields, hash_ = _fields(campaign_id, row)
+        if fields["seq"] != expected or fields["prev_hash"] != prev:
             return False
-        fields = {
-            "campaign": campaign_id,
-            "seq": seq,
-            "type": type_,
-            "payload": payload,  # the stored text, for now
-            "actor": actor,
-            "created_at": _iso(created),
-            "visibility": visibility,
-            "session": session,
-            "scene": scene,
-            "chapter": chapter,
-            "character": character,
-            "prev_hash": prev_hash,
-        }
-        if visibility != "public" or _fast_hash(fields) != hash_:
-            fields["payload"] = json.loads(payload)
+        if _fast_hash(fields) != hash_:
+            fields["payload"] = json.loads(fields["payload"])
             if document_hash(fields) != hash_:
                 return False
-        expected, prev = seq + 1, hash_
+        expected, prev = fields["seq"] + 1, hash_
     return expected - 1 == until and prev == head_hash
 
 
+def _copies_agree(campaign_id: int, *, until: int) -> bool:
+    """PostgreSQL: is every event's jsonb payload (what the application reads, and the full
+    proof hashes) the canonical text the fast chain hashes? Each row is checked on insert (a CHECK
+    constraint); this finds a row edited in place since, by someone with the owner's rights.
+    Costs a JSON parse per row in the database: `verify_log --rehash` only."""
+    if connection.vendor != "postgresql":
+        return True  # SQLite keeps one copy
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 1 FROM {Event._meta.db_table} WHERE campaign_id = %s AND seq <= %s "
+            "AND payload_text IS NOT NULL AND NOT (payload_text::jsonb = payload) LIMIT 1",
+            [campaign_id, until],
+        )
+        return cursor.fetchone() is None
+
+
+def _proof_rows(
+    campaign_id: int, *, after: int, until: int | None
+) -> Iterator[tuple[dict[str, Any], bool]]:
+    """The events for the full proof, payload decoded, each with whether its hash was already
+    checked here from the stored text (SQLite, where that text is canonical: `_fast_hash`)."""
+    fast = connection.vendor == "sqlite"
+    rows = raw_chain_rows(
+        campaign_id, _FOREVER if until is None else until, after=after, hashed_text=False
+    )
+    for row in rows:
+        fields, hash_ = _fields(campaign_id, row)
+        checked = fast and _fast_hash(fields) == hash_
+        fields["payload"] = json.loads(fields["payload"])
+        fields["hash"] = hash_
+        yield fields, checked
+
+
 def _fast_hash(fields: dict[str, Any]) -> str:
-    """eventlog.chain.hashed_document of a public event, as canonical JSON, by string assembly
-    (keys in sorted order, the payload's stored text as is); equal to document_hash when that text
-    is canonical."""
-    actor, text = fields["actor"], _quoted
+    """eventlog.chain.document_hash of an event whose payload is the stored canonical text, by
+    string assembly (keys in sorted order, the text as is); a sealed event's digest is taken over
+    the text the same way. Equal to document_hash when the text is canonical."""
+    actor, text, character = fields["actor"], _quoted, fields["character"]
+    payload, visibility = fields["payload"], fields["visibility"]
+    if visibility != "public":  # eventlog.chain.sealed_payload, on the text
+        inner = f'{{"character":{text(character)},"payload":{payload}}}'
+        digest = hashlib.sha256(inner.encode()).hexdigest()
+        try:
+            parsed = json.loads(payload)
+        except ValueError:
+            return ""  # not JSON: the caller's full decoding says what is wrong
+        public = {key: parsed[key] for key in SEALED_PUBLIC_KEYS if key in parsed}
+        payload, character = canonical_json({**public, "sealed": digest}), None
     document = (
         f'{{"actor":{"null" if actor is None else int(actor)},"campaign":{fields["campaign"]},'
-        f'"chapter":{text(fields["chapter"])},"character":{text(fields["character"])},'
-        f'"created_at":"{fields["created_at"]}","payload":{fields["payload"]},'
+        f'"chapter":{text(fields["chapter"])},"character":{text(character)},'
+        f'"created_at":"{fields["created_at"]}","payload":{payload},'
         f'"prev_hash":"{fields["prev_hash"]}","scene":{text(fields["scene"])},'
         f'"seq":{fields["seq"]},"session":{text(fields["session"])},'
-        f'"type":{json.dumps(fields["type"], ensure_ascii=False)},"visibility":"public"}}'
+        f'"type":{json.dumps(fields["type"], ensure_ascii=False)},'
+        f'"visibility":{json.dumps(visibility, ensure_ascii=False)}}}'
     )
     return hashlib.sha256(document.encode()).hexdigest()
 
@@ -197,15 +275,14 @@ def _earlier_events(campaign_id: int, target: int, before: int) -> list[dict[str
 
 def _checkpoint_holds(campaign: Campaign, checkpoint: VerificationCheckpoint) -> str | None:
     """None if the log still has the checkpoint's event with its hash, else what changed."""
-    stored = Event.objects.filter(campaign=campaign, seq=checkpoint.seq).values_list("hash")
-    stored_hash = stored.first()
+    stored_hash = checkpoint.stored_hash  # annotated by _checkpoint: the same query
     when = checkpoint.verified_at.isoformat(timespec="seconds")
     if stored_hash is None:
         return (
             f"event #{checkpoint.seq}, verified on {when}, is gone: the log was cut back "
             "(an older backup restored?)"
         )
-    if stored_hash[0] != checkpoint.hash:
+    if stored_hash != checkpoint.hash:
         return (
             f"event #{checkpoint.seq} no longer has the hash verified on {when}: "
             "history was rewritten since"
@@ -213,27 +290,61 @@ def _checkpoint_holds(campaign: Campaign, checkpoint: VerificationCheckpoint) ->
     return None
 
 
+def _checkpoint(campaign: Campaign) -> VerificationCheckpoint | None:
+    """The stored checkpoint, with the hash its event has in the log now (``stored_hash``)."""
+    at_checkpoint = Event.objects.filter(campaign_id=campaign.pk, seq=OuterRef("seq"))
+    return (
+        VerificationCheckpoint.objects.filter(campaign=campaign)
+        .annotate(stored_hash=Subquery(at_checkpoint.values("hash")[:1]))
+        .first()
+    )
+
+
+def _store(campaign: Campaign, state: dict[str, Any]) -> None:
+    """Keep the verifier's state as the campaign's checkpoint. It is a cache of a computation
+    anyone can repeat (the log is the evidence, not this row): its commit need not wait for the
+    disk on PostgreSQL, and losing it in a crash only means proving those events again."""
+    seq, hash_ = state["last"]
+    values = {"seq": seq, "hash": hash_, "ok": not state["problems"], "state": state}
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO off")
+        stored = VerificationCheckpoint.objects.filter(campaign=campaign)
+        if not stored.update(**values, verified_at=timezone.now()):
+            VerificationCheckpoint.objects.create(campaign=campaign, **values)
+
+
 def verify_campaign(
     campaign: Campaign,
     *,
-    chain_first: bool = True,
+    rehash: bool = False,
     fresh: bool = False,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> StreamReport:
     """Carry the campaign's stored verification on from its checkpoint to the head.
 
-    The whole log is proven the first time, with ``fresh``, or when the events below the
-    checkpoint changed; otherwise only the events after it (a page view after one more roll reads
-    one event). ``chain_first`` re-hashes the events below the checkpoint first, which catches a
-    row edited in place without the full proof's cost. A checkpoint whose event no longer has its
-    hash is reported as a problem: the log changed under a verification already made.
+    The whole log is proven the first time, with ``fresh``, or when the checkpoint's event no
+    longer has the hash it verified (the log changed under a verification already made: that is
+    reported as a problem, and stays in the checkpoint until ``fresh``); otherwise only the
+    events after the checkpoint are read and proven (one new event: a few queries).
+
+    The checkpoint vouches for the events below it only as far as the database does: an event
+    rewritten in place *without* re-hashing the chain (which needs the table owner's rights, see
+    docs/verification.md P8) leaves the checkpoint's hash standing. ``rehash`` re-hashes the chain
+    below the checkpoint first (the fast chain check), which catches that; the full pass then
+    names the event.
+
+    ``workers`` > 1: a long stretch to prove (≥ PARALLEL_MIN events) is proven per session in
+    that many processes (`_prove_in_parallel`), with the same report as one pass.
     """
-    checkpoint = None
-    if not fresh:
-        checkpoint = VerificationCheckpoint.objects.filter(campaign=campaign).first()
+    checkpoint = None if fresh else _checkpoint(campaign)
     changed = _checkpoint_holds(campaign, checkpoint) if checkpoint else None
-    if checkpoint and not changed and chain_first:
+    if checkpoint and not changed and rehash:
         intact = chain_intact(campaign.pk, until=checkpoint.seq, head_hash=checkpoint.hash)
+        if intact and not _copies_agree(campaign.pk, until=checkpoint.seq):
+            intact = False  # the jsonb the app reads is not the text hashed
         changed = None if intact else ""  # the full pass below names the edited event
     options = {
         "system": campaign.system,
@@ -246,30 +357,177 @@ def verify_campaign(
     else:
         verifier = StreamVerifier.resume(campaign.pk, checkpoint.state, **options)
         after = checkpoint.seq
-    rows = event_rows(campaign.pk, after=after, until=campaign.head_seq)
-    for row in _counted(rows, progress) if progress else rows:
-        verifier.feed(row)
+    if after < campaign.head_seq:
+        segments = _session_segments(campaign.pk, verifier, after, campaign.head_seq, workers)
+        if len(segments) > 1:
+            verifier = _prove_in_parallel(campaign, verifier, segments, workers, options)
+            if progress:
+                progress.advance(campaign.head_seq - after)
+        else:
+            rows = _proof_rows(campaign.pk, after=after, until=campaign.head_seq)
+            for row, hash_checked in _counted(rows, progress) if progress else rows:
+                verifier.feed(row, hash_checked=hash_checked)
     state = verifier.snapshot()
-    seq, hash_ = state["last"]
-    if seq:
-        VerificationCheckpoint.objects.update_or_create(
-            campaign=campaign,
-            defaults={
-                "seq": seq,
-                "hash": hash_,
-                "ok": not state["problems"],
-                "state": state,
-            },
-        )
+    if state["last"][0] and (after == 0 or state["last"][0] != checkpoint.seq):
+        _store(campaign, state)  # nothing new since the checkpoint: nothing to write
     return verifier.finish(head_seq=campaign.head_seq, head_hash=campaign.head_hash)
+
+
+# --- the full proof in parallel, per session -----------------------------------------------------
+
+PARALLEL_MIN = 20_000  # events to prove before processes pay for themselves
+_SEGMENT_TYPES = (CAMPAIGN_CREATED, CAMPAIGN_OPTIONS_CHANGED, SESSION_STARTED, SESSION_ENDED)
+
+
+def _session_segments(
+    campaign_id: int, verifier: StreamVerifier, after: int, until: int, workers: int
+) -> list[tuple[int, int, dict[str, Any] | None]]:
+    """Where the events after..until can be cut for `_prove_in_parallel`: at session.started
+    events before which no session is open, each segment with the verifier state it starts from
+    (None: the first, which carries ``verifier`` on). One segment: prove them in one pass.
+
+    A session start is a clean cut: it resets the key chain, so what a segment needs from the
+    events before it is only the rules in force, how many sessions came before, and the last
+    event's seq and hash. A stream that is not so clean (a session never ended, an unreadable
+    rules event) is simply not cut there."""
+    if workers < 2 or until - after < PARALLEL_MIN or connection.in_atomic_block:
+        return [(after, until, None)]  # (forked workers see only what is committed)
+    state = verifier.snapshot()
+    system, options = state["system"], dict(state["options"])
+    sessions = len(state["sessions"])
+    open_id = None if state["open_session"] is None else state["sessions"][-1]["session_id"]
+    payload = "payload" if connection.vendor == "sqlite" else "payload::text"
+    table = Event._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT seq, type, {payload} FROM {table} WHERE campaign_id = %s AND seq > %s "
+            f"AND seq <= %s AND type IN ({', '.join(['%s'] * len(_SEGMENT_TYPES))}) ORDER BY seq",
+            [campaign_id, after, until, *_SEGMENT_TYPES],
+        )
+        rows = cursor.fetchall()
+    cuts: list[tuple[int, dict[str, Any]]] = []
+    for seq, type_, text in rows:
+        try:
+            body = json.loads(text)
+            if type_ == CAMPAIGN_CREATED:
+                system, options = body["system"], dict(body["options"])
+            elif type_ == CAMPAIGN_OPTIONS_CHANGED:
+                options = dict(body["options"])
+            elif type_ == SESSION_ENDED:
+                if open_id is not None and str(body.get("id")) == open_id:
+                    open_id = None
+            else:
+                if open_id is None and seq > after + 1:
+                    cuts.append((seq, _segment_state(seq, system, options, sessions)))
+                open_id, sessions = str(body.get("id")), sessions + 1
+        except _MALFORMED:
+            return [(after, until, None)]  # the one pass says what is wrong with it
+    # Balance: about four segments per worker, of similar lengths.
+    target = max((until - after) // (workers * 4), 1)
+    kept, start = [], after
+    for seq, state_at in cuts:
+        if seq - 1 - start >= target:
+            kept.append((seq, state_at))
+            start = seq - 1
+    bounds = [after] + [seq - 1 for seq, _ in kept] + [until]
+    states: list[dict[str, Any] | None] = [None] + [state_at for _, state_at in kept]
+    return [(bounds[i], bounds[i + 1], states[i]) for i in range(len(states))]
+
+
+def _segment_state(seq: int, system: Any, options: dict, sessions: int) -> dict[str, Any]:
+    """StreamVerifier.snapshot's form, as a verifier stands before a clean session start."""
+    placeholder = vars(SessionSummary(number=None, session_id="", started_seq=0))
+    return {
+        "next_seq": seq,  # filled in with the stored event before it (_prove_segment)
+        "prev_hash": None,
+        "last": [seq - 1, None],
+        "system": system,
+        "options": options,
+        "next_key": None,
+        "commitment_seq": 0,
+        "key_index": 0,
+        "open_session": None,
+        "events": 0,
+        "redacted": 0,
+        "unlisted": 0,
+        "problems": [],
+        "sessions": [dict(placeholder) for _ in range(sessions)],
+    }
+
+
+def _prove_segment(
+    campaign_id: int, system: str, after: int, until: int, state: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One worker's share: the events after..until, from ``state``; its snapshot."""
+    from django.db import connections
+
+    connections.close_all()  # a forked process opens its own connection
+    options = {"system": system, "earlier_events": partial(_earlier_events, campaign_id)}
+    table = Event._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT seq, hash FROM {table} WHERE campaign_id = %s AND seq <= %s "
+            "ORDER BY seq DESC LIMIT 1",
+            [campaign_id, after],
+        )
+        before = cursor.fetchone() or (0, GENESIS)
+    state = {**state, "next_seq": before[0] + 1, "prev_hash": before[1], "last": list(before)}
+    verifier = StreamVerifier.resume(campaign_id, state, **options)
+    for row, hash_checked in _proof_rows(campaign_id, after=after, until=until):
+        verifier.feed(row, hash_checked=hash_checked)
+    snapshot = verifier.snapshot()
+    connections.close_all()
+    return snapshot
+
+
+def _prove_in_parallel(
+    campaign: Campaign,
+    verifier: StreamVerifier,
+    segments: list[tuple[int, int, dict[str, Any] | None]],
+    workers: int,
+    options: dict[str, Any],
+) -> StreamVerifier:
+    """Prove the segments in ``workers`` processes and merge what they found, in order, into
+    one verifier standing at the last event: the same report as a single pass."""
+    import multiprocessing
+
+    from django.db import connections
+
+    first_after, first_until, _ = segments[0]
+    jobs = [(campaign.pk, campaign.system, a, u, s) for a, u, s in segments[1:]]
+    connections.close_all()  # the workers are forked: none may share this process's connection
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        pending = pool.starmap_async(_prove_segment, jobs)
+        for row, hash_checked in _proof_rows(campaign.pk, after=first_after, until=first_until):
+            verifier.feed(row, hash_checked=hash_checked)
+        results = pending.get()
+    merged = verifier.snapshot()
+    for result in results:
+        before = len(merged["sessions"])
+        merged["sessions"] += result["sessions"][before:]
+        merged["problems"] += result["problems"]
+        for key in ("events", "redacted", "unlisted"):
+            merged[key] += result[key]
+        for key in ("next_seq", "prev_hash", "last", "system", "options", "next_key"):
+            merged[key] = result[key]
+        for key in ("commitment_seq", "key_index", "open_session"):
+            merged[key] = result[key]
+    overflow = len(merged["problems"]) - MAX_PROBLEMS
+    if overflow > 0:
+        merged["problems"], merged["unlisted"] = (
+            merged["problems"][:MAX_PROBLEMS],
+            (merged["unlisted"] + overflow),
+        )
+    return StreamVerifier.resume(campaign.pk, merged, **options)
 
 
 def verify_campaigns(
     *,
     campaign_ids: list[int] | None = None,
     progress_stream: TextIO | None = None,
-    chain_first: bool = True,
+    rehash: bool = False,
     fresh: bool = False,
+    workers: int = 1,
 ) -> Report:
     campaigns = Campaign.objects.order_by("pk")
     if campaign_ids:
@@ -280,7 +538,9 @@ def verify_campaigns(
         total = Event.objects.filter(campaign__in=campaigns).count()
         progress = Progress(total, "verify", stream=progress_stream)
     for campaign in campaigns:
-        result = verify_campaign(campaign, chain_first=chain_first, fresh=fresh, progress=progress)
+        result = verify_campaign(
+            campaign, rehash=rehash, fresh=fresh, progress=progress, workers=workers
+        )
         report.campaigns.append(result)
         report.events += result.events
         report.problems += result.problems
@@ -295,7 +555,7 @@ def verify_campaigns(
     return report
 
 
-def _counted(rows: Iterator[dict[str, Any]], progress: Progress) -> Iterator[dict[str, Any]]:
+def _counted(rows: Iterator[Any], progress: Progress) -> Iterator[Any]:
     for row in rows:
         yield row
         progress.advance()

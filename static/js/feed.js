@@ -7,10 +7,10 @@
 // returns), and reports its state — "connecting", "live", "offline" — for the indicator.
 //
 // It is also a witness (docs/websocket.md, "Witnesses"): it keeps the last (seq, hash) it saw in
-// localStorage, reconnects with ?after=<seq>:<hash>, and checks that every event links to the one
-// before it. When the server answers `history_changed` (the log no longer holds what this browser
-// saw: a restored backup, a rewrite), or an event does not link, it forgets the witness, reloads
-// and the page says that the history changed.
+// localStorage, reconnects (and polls) with ?after=<seq>:<hash>, and checks that every event
+// links to the one before it. When the server answers `history_changed` (the log no longer holds
+// what this browser saw: a restored backup, a rewrite), or an event does not link, it forgets the
+// witness, reloads and the page says that the history changed.
 
 const PAGE = 1000;
 const CHANGED = "tc-history-changed";
@@ -124,12 +124,30 @@ export class Feed {
     }
   }
 
-  // Everything after lastSeq from the REST log, page by page.
+  // Everything after lastSeq from the REST log, page by page. Like the socket, the REST log
+  // takes after=<seq>:<hash> and answers 409 history_changed when it no longer holds what this
+  // browser saw: the first request after a (re)load asks from the witness kept in localStorage
+  // (the events up to lastSeq are only link-checked), every later poll from the last event.
   catchUp() {
     return this.serial(async () => {
       for (;;) {
-        const events = await this.api.get(`events/?after=${this.lastSeq}&limit=${PAGE}`);
+        const link = this.link && this.link.seq === this.lastSeq ? this.link : null;
+        const from = this.resumeFrom || link;
+        const after = from ? `${from.seq}:${from.hash}` : `${this.lastSeq}`;
+        let events;
+        try {
+          events = await this.api.get(`events/?after=${after}&limit=${PAGE}`);
+        } catch (error) {
+          if (error.status === 409 && error.body && error.body.code === "history_changed") {
+            this.historyChanged(error.body);
+            return;
+          }
+          throw error;
+        }
         this.apply(events);
+        if (this.stopped) return;
+        // Still below lastSeq (a long way from an old witness): carry on from the last link.
+        this.resumeFrom = this.link && this.link.seq < this.lastSeq ? this.link : null;
         if (events.length < PAGE) return;
       }
     });

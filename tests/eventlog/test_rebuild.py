@@ -61,8 +61,9 @@ def forge_success(check: Check) -> None:
     event = Event.objects.get(campaign_id=check.campaign_id, seq=check.seq)
     event.payload["rolls"][0]["result"]["outcome"] = "exceptional_success"
     _raw(
-        "UPDATE campaign_event SET payload = %s WHERE campaign_id = %s AND seq = %s",
-        [json.dumps(event.payload), check.campaign_id, check.seq],
+        "UPDATE campaign_event SET payload = %s, payload_text = %s "
+        "WHERE campaign_id = %s AND seq = %s",
+        [json.dumps(event.payload), json.dumps(event.payload), check.campaign_id, check.seq],
     )
 
 

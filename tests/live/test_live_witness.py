@@ -4,15 +4,13 @@ holds that history: a restored older backup, or an event rewritten with the chai
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
 from campaign.models import Campaign
 from eventlog import append_only
-from eventlog.chain import document_hash
+from eventlog.chain import canonical_json, document_hash
 from eventlog.models import Event
 from rolls.checks import services
 from rolls.trust.stored_log import event_rows
@@ -65,11 +63,11 @@ def rewrite_and_rehash(campaign_id: int, seq: int) -> None:
         row["hash"] = prev = document_hash(row)
         statements.append(
             (
-                "UPDATE campaign_event SET visibility = %s, payload = %s, prev_hash = %s, "
-                "hash = %s WHERE campaign_id = %s AND seq = %s",
+                "UPDATE campaign_event SET visibility = %s, payload = %s, payload_text = %s, "
+                "prev_hash = %s, hash = %s WHERE campaign_id = %s AND seq = %s",
                 [
                     row["visibility"],
-                    json.dumps(row["payload"]),
+                    *[canonical_json(row["payload"])] * 2,
                     row["prev_hash"],
                     row["hash"],
                     campaign_id,

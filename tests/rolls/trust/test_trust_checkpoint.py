@@ -5,14 +5,22 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from django.db import connection
 
 from eventlog import append_only
-from eventlog.chain import document_hash
+from eventlog.chain import canonical_json, document_hash
 from eventlog.models import Event
 from rolls.checks import followups
 from rolls.models import VerificationCheckpoint
-from rolls.trust.stored_log import chain_intact, event_rows, verify_campaigns
+from rolls.trust.stored_log import (
+    _fast_hash,
+    _fields,
+    chain_intact,
+    event_rows,
+    raw_chain_rows,
+    verify_campaigns,
+)
 from tests.rolls.trust.conftest import TRAITS, roll
 
 
@@ -41,7 +49,7 @@ def test_carrying_on_proves_what_a_fresh_pass_proves(play, users, django_assert_
     hero = campaign.characters.get(name="Hero")
     check = roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["age"])
     with django_assert_max_num_queries(12):  # one new event: no pass over the whole log
-        carried = verify_campaigns(chain_first=False)
+        carried = verify_campaigns()
     assert VerificationCheckpoint.objects.get(campaign=campaign).seq == check.seq
     assert _summary(carried) == _summary(verify_campaigns(fresh=True))
     assert not carried.problems
@@ -56,13 +64,14 @@ def test_a_follow_up_of_a_roll_verified_before_the_checkpoint(play, users):
     spent = Event.objects.filter(campaign=campaign, type="check.fortune_spent").last()
     payload = dict(spent.payload, result={**spent.payload["result"], "total": 99})
     _rewrite_in_place(spent, payload)
-    problems = verify_campaigns().problems
+    problems = verify_campaigns(rehash=True).problems
     assert any(p.seq == spent.seq and "hash mismatch" in p.what for p in problems)
 
 
 def _rewrite_in_place(event: Event, payload: dict) -> None:
-    statement = "UPDATE campaign_event SET payload = %s WHERE id = %s"
-    _raw([(statement, [json.dumps(payload), event.pk])])
+    """Both copies of the payload (the jsonb and its canonical text on PostgreSQL) edited."""
+    statement = "UPDATE campaign_event SET payload = %s, payload_text = %s WHERE id = %s"
+    _raw([(statement, [*[json.dumps(payload)] * 2, event.pk])])
 
 
 def test_a_rewrite_rehashed_under_the_checkpoint_is_reported(play):
@@ -83,9 +92,14 @@ def test_a_rewrite_rehashed_under_the_checkpoint_is_reported(play):
         where = [campaign.pk, row["seq"]]
         statements.append(
             (
-                "UPDATE campaign_event SET payload = %s, prev_hash = %s, hash = %s "
-                "WHERE campaign_id = %s AND seq = %s",
-                [json.dumps(row["payload"]), row["prev_hash"], row["hash"], *where],
+                "UPDATE campaign_event SET payload = %s, payload_text = %s, prev_hash = %s, "
+                "hash = %s WHERE campaign_id = %s AND seq = %s",
+                [
+                    *[canonical_json(row["payload"])] * 2,
+                    row["prev_hash"],
+                    row["hash"],
+                    *where,
+                ],
             )
         )
     statements.append(
@@ -115,3 +129,43 @@ def test_the_fast_chain_check_agrees_with_the_full_one(play, users):
         assert not chain_intact(campaign.pk, until=head, head_hash=campaign.head_hash), label
         _rewrite_in_place(event, original)
         assert chain_intact(campaign.pk, until=head, head_hash=campaign.head_hash), label
+
+
+@pytest.mark.parametrize("system", ["d6pool", "storyteller", "cofd", "age", "nice_damnit"])
+def test_every_stored_event_hashes_from_its_stored_text(play, system):
+    """The fast path is taken, not merely fallen back from: every event's hash, public and sealed
+    ones, is SHA-256 over its stored canonical text as is (payload_text on PostgreSQL)."""
+    campaign = play(system)
+    rows = [_fields(campaign.pk, row) for row in raw_chain_rows(campaign.pk, campaign.head_seq)]
+    assert len(rows) == campaign.head_seq
+    assert {fields["visibility"] for fields, _ in rows} >= {"public", "private", "blind"}
+    assert [fields["seq"] for fields, hash_ in rows if _fast_hash(fields) != hash_] == []
+
+
+@pytest.mark.postgres
+def test_a_jsonb_payload_edited_apart_from_its_hashed_text_is_found(play):
+    """PostgreSQL keeps the payload twice: the jsonb the application reads and the canonical text
+    the fast chain hashes. A row whose copies differ is refused on insert; one edited in place
+    since (the owner, constraint and triggers lifted) is found by --rehash and by a fresh proof."""
+    campaign = play("cofd")
+    verify_campaigns()
+    event = Event.objects.get(campaign=campaign, payload__label="in the open")
+    forged = json.dumps({**event.payload, "label": "edited"})
+    constraint = "campaign_event_payload_text_agrees"
+    _raw(
+        [
+            ("SET CONSTRAINTS ALL IMMEDIATE", []),  # no pending foreign-key checks before ALTER
+            (f"ALTER TABLE campaign_event DROP CONSTRAINT {constraint}", []),
+            ("UPDATE campaign_event SET payload = %s WHERE id = %s", [forged, event.pk]),
+            (
+                f"ALTER TABLE campaign_event ADD CONSTRAINT {constraint} "
+                "CHECK (payload_text IS NULL OR payload_text::jsonb = payload) NOT VALID",
+                [],
+            ),
+        ]
+    )
+    assert chain_intact(campaign.pk, until=campaign.head_seq, head_hash=campaign.head_hash)
+    problems = verify_campaigns(rehash=True).problems
+    assert any(p.seq == event.seq and "hash mismatch" in p.what for p in problems)
+    problems = verify_campaigns(fresh=True).problems
+    assert any(p.seq == event.seq and "hash mismatch" in p.what for p in problems)
