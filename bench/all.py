@@ -37,6 +37,7 @@ def main() -> int:
         ["bench/presenting.py", *(["--checks", "50"] if args.quick else [])],
         ["bench/trust.py", *trust_events],
         ["bench/api.py", *quick, *pg],
+        ["bench/check_path.py", *quick, *pg],
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
         ["bench/sockets.py"],
         ["bench/feed.py", *(["--repeat", "3"] if args.quick else [])],

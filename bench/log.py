@@ -170,6 +170,7 @@ def main() -> None:
     from campaign.models import Campaign
     from eventlog import projections
     from eventlog.models import Event
+    from eventlog.recorders import recorder
     from eventlog.stream import lock_stream
     from rolls.trust.stored_log import chain_intact, raw_chain_rows, verify_campaigns
 
@@ -189,6 +190,10 @@ def main() -> None:
         for _ in Event.objects.filter(campaign_id=campaign_id).order_by("seq").iterator(2000):
             pass
 
+    def read_recorded() -> None:
+        for _ in recorder().rows(campaign_id):
+            pass
+
     def verify(workers: int):
         def run() -> None:
             report = verify_campaigns(campaign_ids=[campaign_id], fresh=True, workers=workers)
@@ -199,8 +204,7 @@ def main() -> None:
     def rebuild() -> None:
         with transaction.atomic():
             campaign = lock_stream(campaign_id)
-            events_ = Event.objects.filter(campaign=campaign).order_by("seq").iterator(2000)
-            projections.rebuild(campaign, events_)
+            projections.rebuild(campaign, recorder().events(campaign_id))  # as the command does
 
     from summary import record
 
@@ -212,6 +216,7 @@ def main() -> None:
     proof_rate = timed("verify_log --fresh, 1 process", verify(1), total)
     verify_rate = timed(f"verify_log --fresh, {workers} workers", verify(workers), total)
     base_events = timed("baseline: read Event objects", read_events, total)
+    base_recorded = timed("baseline: read rows (recorder)", read_recorded, total)
     rebuild_rate = timed("rebuild_projections", rebuild, total)
     record(
         f"log: chain (verify_log --rehash's pass), {total:,} events, {db}",
@@ -231,8 +236,8 @@ def main() -> None:
         f"log: rebuild_projections, {total:,} events, {db}",
         rebuild_rate,
         "events/s",
-        base_events,
-        "baseline: reading the events",
+        base_recorded,
+        "baseline: reading the rows (target ≥ 20,000/s, ratio ≥ 0.5)",
     )
     print(
         f"\n  chain   {chain_rate:,.0f} events/s = {chain_rate / base_rows:.2f}x reading the rows"
@@ -240,8 +245,8 @@ def main() -> None:
     ratio = verify_rate / proof_rate
     print(f"  verify  {verify_rate:,.0f} events/s on {workers} workers = {ratio:.2f}x one")
     print(
-        f"  rebuild {rebuild_rate:,.0f} events/s = {rebuild_rate / base_events:.2f}x the read "
-        "baseline"
+        f"  rebuild {rebuild_rate:,.0f} events/s = {rebuild_rate / base_recorded:.2f}x reading the "
+        f"rows, {rebuild_rate / base_events:.2f}x reading Event objects"
     )
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import connection
 from django.utils.translation import gettext as _
 
 from campaign.errors import NotAllowed, NotFound
 from campaign.models import Campaign, Character, Membership, Role
+from eventlog import rows
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -16,6 +18,28 @@ def membership_of(campaign: Campaign | int, user: User | None) -> Membership | N
         return None
     campaign_id = campaign if isinstance(campaign, int) else campaign.pk
     return Membership.objects.filter(campaign_id=campaign_id, user_id=user.pk).first()
+
+
+def member_with_campaign(campaign_id: int, user: User | None) -> tuple[Campaign, Membership] | None:
+    """The campaign and the user's membership of it, in one hand-written query (every API
+    request about a campaign asks it); None for a non-member."""
+    if user is None or not user.is_authenticated:
+        return None
+    width = rows.width(Membership)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {rows.columns(Membership, 'm')}, {rows.columns(Campaign, 'c')} "
+            f"FROM {Membership._meta.db_table} m JOIN {Campaign._meta.db_table} c "
+            "ON c.id = m.campaign_id WHERE m.campaign_id = %s AND m.user_id = %s",
+            (campaign_id, user.pk),
+        )
+        found = cursor.fetchone()
+    if found is None:
+        return None
+    membership = rows.instance(Membership, found[:width])
+    campaign = rows.instance(Campaign, found[width:])
+    membership.campaign = campaign
+    return campaign, membership
 
 
 def require_member(campaign: Campaign | int, user: User | None) -> Membership:
@@ -34,7 +58,11 @@ def require_gm(campaign: Campaign | int, user: User | None) -> Membership:
 
 
 def require_player_or_gm(campaign: Campaign | int, user: User | None) -> Membership:
-    membership = require_member(campaign, user)
+    return require_may_act(require_member(campaign, user))
+
+
+def require_may_act(membership: Membership) -> Membership:
+    """Players and GMs act in the game; observers watch it (403)."""
     if membership.role == Role.OBSERVER:
         raise NotAllowed("role", _("observers watch the game; they cannot act in it"))
     return membership

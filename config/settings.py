@@ -132,6 +132,11 @@ else:
             ),
         )
     )
+    # Prepared statements for the statements that ask for them (the event recorder's, which run
+    # on psycopg's server-binding cursors with prepare=True: eventlog/recorders/postgres.py).
+    # Django's own cursors bind on the client and are never prepared; None, Django's default,
+    # would turn preparing off for every cursor of the connection.
+    options.setdefault("prepare_threshold", 2**31 - 1)
     # Under ASGI every request may run on a new thread, and a persistent connection stays with
     # its thread: keep none, and share a pool of DB_POOL_MAX_SIZE per process (0: no pool,
     # a connection per request in flight, which `max_connections` soon refuses under load).

@@ -10,13 +10,17 @@ from uuid import UUID
 from django.db import connection, transaction
 from django.utils import timezone
 
-from eventlog import projections
+from eventlog import projections, rows
 from eventlog.chain import SALT_BYTES, document_hash, event_document, is_sealed
 from eventlog.event_types import SEALED_KEY
 from eventlog.models import Event, payload_text_for, stream_owners
+from eventlog.recorders import recorder
 
 if TYPE_CHECKING:
     from campaign.models import Campaign
+
+# Set on a Campaign whose row this transaction locked: its head_seq/head_hash are the stream's.
+HELD = "_stream_head_held"
 
 # Called with each event after its transaction commits (the live feed subscribes here).
 _after_commit_listeners: list[Callable[[Event], None]] = []
@@ -35,7 +39,31 @@ def lock_stream(campaign_id: int) -> Campaign:
     """
     if not connection.in_atomic_block:
         raise RuntimeError("lock_stream() must run inside transaction.atomic()")
-    return stream_owners().select_for_update().get(pk=campaign_id)
+    owners = stream_owners().model
+    table = owners._meta.db_table
+    with connection.cursor() as cursor:  # the ORM's query building costs more than the lock
+        cursor.execute(
+            f"SELECT {rows.columns(owners, table)} FROM {table} WHERE {table}.id = %s"
+            + lock_clause(table),
+            (campaign_id,),
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise owners.DoesNotExist(f"no campaign {campaign_id}")
+    return held(rows.instance(owners, row))
+
+
+def lock_clause(table: str = "campaign_campaign") -> str:
+    """What ends a caller's own `SELECT … FROM campaign_campaign …` that takes the stream lock
+    (joining what it decides on in the same round trip); pass the row to `held` afterwards."""
+    return f" FOR UPDATE OF {table}" if connection.vendor == "postgresql" else ""
+
+
+def held(campaign: Campaign) -> Campaign:
+    """Mark a campaign read under the stream lock: appends chain to its head without reading it
+    again (the recorder still refuses an append whose head moved)."""
+    setattr(campaign, HELD, True)
+    return campaign
 
 
 def document_of(event: Event) -> dict[str, Any]:
@@ -76,7 +104,10 @@ def append_event(
     if is_sealed(visibility):
         # The secret salt makes the sealed hash unguessable: see eventlog.chain.
         payload = {**payload, SEALED_KEY: secrets.token_hex(SALT_BYTES)}
-    head = stream_owners().select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
+    if getattr(campaign, HELD, False):
+        head = campaign
+    else:  # a campaign object read before the lock: the head as the lock found it
+        head = stream_owners().select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
     event = Event(
         campaign_id=campaign.pk,
         seq=head.head_seq + 1,
@@ -93,9 +124,10 @@ def append_event(
         payload_text=payload_text_for(payload),
     )
     event.hash = hash_of(event)
-    event.save(force_insert=True)
-    stream_owners().filter(pk=campaign.pk).update(head_seq=event.seq, head_hash=event.hash)
+    (event.pk,) = recorder().append([event], expected_seq=head.head_seq)
+    event._state.adding = False
     campaign.head_seq, campaign.head_hash = event.seq, event.hash
+    held(campaign)
     projections.apply(event)
     for listener in _after_commit_listeners:
         transaction.on_commit(lambda listener=listener: listener(event))

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaign import services
-from campaign.access import controls_character, require_member
+from campaign.access import controls_character, member_with_campaign, require_member
 from campaign.api.serializers import (
     CampaignCreateSerializer,
     CampaignSerializer,
@@ -58,9 +58,11 @@ def known_fields(request: Request, serializer_class) -> dict[str, Any]:
 
 
 def campaign_for(request: Request, campaign_id: int) -> tuple[Campaign, Membership]:
-    campaign = Campaign.objects.filter(pk=campaign_id).first()
-    membership = require_member(campaign or campaign_id, request.user)
-    return campaign, membership
+    """The campaign and the requester's membership, in one query (404 for a non-member)."""
+    found = member_with_campaign(campaign_id, request.user)
+    if found is None:
+        require_member(campaign_id, None)  # raises: the one refusal of a non-member
+    return found
 
 
 def campaign_data(campaign: Campaign, membership: Membership) -> dict[str, Any]:

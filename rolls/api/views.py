@@ -102,7 +102,10 @@ class CheckListView(WriteView):
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
         check = services.check_roll(
-            campaign=campaign, actor=request.user, request=json_object(request)
+            campaign=campaign,
+            actor=request.user,
+            request=json_object(request),
+            membership=membership,
         )
         return Response(present_check(check, membership), status=status.HTTP_201_CREATED)
 

@@ -24,7 +24,7 @@ from eventlog.models import Event
 from eventlog.projections import (
     batchable,
     flush_pending,
-    insert,
+    insert_values,
     projects,
     register_read_models,
 )
@@ -60,26 +60,27 @@ def _add_resource(
 def _check_rolled(event: Event) -> None:
     data = event.payload
     rolls = data["rolls"]
-    insert(
-        Check(
-            campaign_id=event.campaign_id,
-            event_id=event.pk,
-            seq=event.seq,
-            kind=data["kind"],
-            system=data["system"],
-            actor_id=event.actor_id,
-            visibility=event.visibility,
-            audience=data["audience"],
-            session_id=event.session_id,
-            scene_id=event.scene_id,
-            chapter_id=event.chapter_id,
-            character_id=event.character_id,
-            label=data["label"],
-            task=data["task"],
-            manual=data["dice"] == "manual",
-            outcome=rolls[0]["result"]["outcome"],
-            created_at=event.created_at,
-        )
+    row = insert_values(
+        Check,
+        {
+            "campaign_id": event.campaign_id,
+            "event_id": event.pk,
+            "seq": event.seq,
+            "kind": data["kind"],
+            "system": data["system"],
+            "actor_id": event.actor_id,
+            "visibility": event.visibility,
+            "audience": data["audience"],
+            "session_id": event.session_id,
+            "scene_id": event.scene_id,
+            "chapter_id": event.chapter_id,
+            "character_id": event.character_id,
+            "label": data["label"],
+            "task": data["task"],
+            "manual": data["dice"] == "manual",
+            "outcome": rolls[0]["result"]["outcome"],
+            "created_at": event.created_at,
+        },
     )
     for roll in rolls:
         if roll["result"].get("free_botch_consumed"):
@@ -93,10 +94,12 @@ def _check_rolled(event: Event) -> None:
                 check_seq=event.seq,
             )
         if roll.get("beats_awarded"):
-            _add_resource(roll["character_id"], "beats", roll["beats_awarded"], _check_row(event))
+            _add_resource(
+                roll["character_id"], "beats", roll["beats_awarded"], _written(row, event)
+            )
         if roll.get("willpower_spent"):
             _add_resource(
-                roll["character_id"], "willpower", -roll["willpower_spent"], _check_row(event)
+                roll["character_id"], "willpower", -roll["willpower_spent"], _written(row, event)
             )
         resisting = roll.get("resistance_willpower_spent")
         if resisting:  # CofD: the resisting character raised their trait with Willpower
@@ -130,6 +133,11 @@ def _check_rolled(event: Event) -> None:
             call.answered = {**call.answered, str(event.character_id): event.seq}
             call.closed = set(call.answered) >= set(call.character_ids)
             call.save(update_fields=["answered", "closed"])
+
+
+def _written(row: Check | None, event: Event) -> Check:
+    """The check row just inserted (read back only when a rebuild's batch still holds it)."""
+    return row if row is not None else _check_row(event)
 
 
 def _check_row(event: Event) -> Check:

@@ -4,19 +4,24 @@ of single, multiple-action and opposed checks."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
+from uuid import UUID
 
+from django.db import connection
 from django.utils.translation import gettext as _
 
-from campaign.errors import Conflict, InvalidInput, call_rules
+from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
 from campaign.models import (
     Campaign,
+    Chapter,
     Character,
     Membership,
+    Scene,
     Session,
     SessionSecret,
 )
+from eventlog.rows import columns, instance, width
 from rolls import systems
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
@@ -24,11 +29,64 @@ from rolls.checks.requests import (
     ROLL_KEYS,
     WILLPOWER_SYSTEMS,
     find_character,
+    parse_uuid,
 )
 from rolls.models import Check
 from rolls.reads.known import failed_attempts, free_botch_available
 from rolls.rules import compare, option
 from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, storyteller
+
+
+@dataclass(frozen=True)
+class Table:
+    """What a check is decided in, read in one round trip under the stream lock: the open
+    session (its dice seed and how many rolls it has had: the next roll key's index), scene
+    and chapter, and the character the request names."""
+
+    session: Session | None
+    seed: bytes | None
+    key_index: int
+    scene_id: UUID | None
+    chapter_id: UUID | None
+    character: Character | None
+
+
+def read_table(campaign: Campaign, character: Any) -> Table:
+    """The `Table` of ``campaign`` (locked by the caller); ``character`` as the request named it
+    (404 naming the field when the campaign has no such character)."""
+    character_id = None if character in (None, "") else parse_uuid(character, "character")
+    n = width(Session)
+    sql = (
+        f"SELECT {columns(Session, 's')}, sec.seed, "
+        f"(SELECT count(*) FROM {Check._meta.db_table} k "
+        " WHERE k.campaign_id = %s AND k.session_id = s.id), "
+        f"sc.id, ch.id, {columns(Character, 'c')} "
+        "FROM (SELECT 1 AS one) o "
+        f"LEFT JOIN {Session._meta.db_table} s ON s.campaign_id = %s AND s.ended_seq IS NULL "
+        f"LEFT JOIN {SessionSecret._meta.db_table} sec ON sec.session_id = s.id "
+        f"LEFT JOIN {Scene._meta.db_table} sc ON sc.campaign_id = %s AND sc.ended_seq IS NULL "
+        f"LEFT JOIN {Chapter._meta.db_table} ch ON ch.campaign_id = %s AND ch.ended_seq IS NULL "
+        f"LEFT JOIN {Character._meta.db_table} c ON c.campaign_id = %s AND c.id = %s"
+    )
+    pk = campaign.pk
+    character_param = Character._meta.pk.get_db_prep_value(character_id, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (pk, pk, pk, pk, pk, character_param))
+        row = cursor.fetchone()
+    session = instance(Session, row[:n])
+    seed, key_index, scene_id, chapter_id = row[n : n + 4]
+    found = instance(Character, row[n + 4 :])
+    if character_id is not None and found is None:
+        raise NotFound("character", _("no such character in this campaign"))
+    uuid_of = Scene._meta.pk.to_python
+    return Table(
+        session=session,
+        seed=None if seed is None else bytes(seed),
+        key_index=key_index or 0,
+        scene_id=None if scene_id is None else uuid_of(scene_id),
+        chapter_id=None if chapter_id is None else uuid_of(chapter_id),
+        character=found,
+    )
 
 
 class Roller:
@@ -39,7 +97,7 @@ class Roller:
     def __init__(
         self,
         campaign: Campaign,
-        session: Session,
+        table: Table,
         seq: int,
         faces: Any,
         manual: bool,
@@ -47,8 +105,9 @@ class Roller:
     ):
         self.manual = manual
         self.index = 0
-        seed = bytes(SessionSecret.objects.get(session_id=session.pk).seed)
-        key_index = Check.objects.filter(campaign=campaign, session_id=session.pk).count()
+        seed, key_index = table.seed, table.key_index
+        if seed is None:  # no secret kept for this session: fail as the lookup always did
+            seed = bytes(SessionSecret.objects.get(session_id=table.session.pk).seed)
         key = roll_key(seed, key_index)
         # Recorded in the event: what anyone needs to re-derive the faces once they may see it.
         self.record = {

@@ -14,10 +14,16 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from campaign.access import require_controls_character, require_gm, require_player_or_gm
+from campaign import idempotency
+from campaign.access import (
+    require_controls_character,
+    require_gm,
+    require_may_act,
+    require_player_or_gm,
+)
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
 from campaign.limits import MAX_REQUEST_BYTES, check_stored_size, plain_json
-from campaign.models import Campaign, Chapter, Character, Role, Scene, Session
+from campaign.models import Campaign, Character, Membership, Role, Session
 from eventlog.event_types import (
     CHARACTER_WILLPOWER_RESTORED,
     CHECK_REVEALED,
@@ -25,6 +31,7 @@ from eventlog.event_types import (
     TASK_RESET,
 )
 from eventlog.models import Visibility
+from eventlog.projections import inserted
 from eventlog.stream import append_event, lock_stream
 from rolls import systems
 from rolls.checks import eligibility
@@ -50,11 +57,12 @@ from rolls.checks.rolling import (
     multiple_actions,
     opposed_rolls,
     read_roll_context,
+    read_table,
     require_willpower,
     roll_entry,
     spend_willpower,
 )
-from rolls.models import Check, TaskAttempts
+from rolls.models import Check, CheckCall, TaskAttempts
 from rolls.rules import failed_attempt, option, task_key
 from rolls.systems import cofd
 from rolls.systems.marks import roll_terms
@@ -63,23 +71,64 @@ from rolls.systems.marks import roll_terms
 NOT_REPEATED = ("faces", "call", "helpers", "client_seed")  # a repeat brings its own entropy
 
 
-@transaction.atomic
-def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[str, Any]) -> Check:
+def _request_fields(
+    data: dict[str, Any], system: str, is_gm: bool, call: CheckCall | None
+) -> tuple[str, str, str]:
+    """The request's own fields, checked (they depend on nothing the lock guards): unknown
+    fields, the GM's flags, visibility, label and task."""
+    refuse_unknown_fields(data, roll_request_keys(system), system)
+    for gm_flag, message in GM_FLAGS.items():
+        if data.get(gm_flag) and not is_gm and not (call and call.request.get(gm_flag)):
+            raise NotAllowed(gm_flag, str(message))
+    visibility = data.get("visibility") or Visibility.PUBLIC
+    if visibility not in Visibility.values:
+        raise InvalidInput(
+            "visibility", _("must be one of {values}").format(values=", ".join(Visibility.values))
+        )
+    return visibility, text_field(data, "label", 200), text_field(data, "task", 120)
+
+
+def check_roll(
+    *,
+    campaign: Campaign,
+    actor: AbstractBaseUser,
+    request: Mapping[str, Any],
+    membership: Membership | None = None,
+) -> Check:
+    with idempotency.service_transaction():
+        return _check_roll(campaign=campaign, actor=actor, request=request, membership=membership)
+
+
+def _check_roll(
+    *,
+    campaign: Campaign,
+    actor: AbstractBaseUser,
+    request: Mapping[str, Any],
+    membership: Membership | None,
+) -> Check:
     """Roll a check: assemble the pool(s), roll, apply the stateful rules, append one event.
 
+    ``membership``: the actor's, when the caller has just read it (a view); else it is read.
     Everything that can refuse the request is decided before the event is appended, and the
     projector applies what the event says without deciding again: with server dice a refused
     append would draw the same faces at the same seq, so a refusal after rolling could stick.
+    What the request says by itself is checked before the lock; under it, one statement reads
+    the table (open periods, dice seed, the character) and one appends.
     """
-    membership = require_player_or_gm(campaign, actor)
+    if membership is None:
+        membership = require_player_or_gm(campaign, actor)
+    else:
+        require_may_act(membership)
     is_gm = membership.role == Role.GM
     if not isinstance(request, Mapping):
         raise InvalidInput("non_field_errors", _("expected a JSON object"))
     check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)  # it is kept in the event
-    campaign = lock_stream(campaign.pk)
-    system, options = campaign.system, campaign.options
     data = dict(request)
     client_seed = client_seed_field(data.get("client_seed"))  # the roller's own, never the call's
+    if not data.get("call"):  # an answer's fields are the call's, read under the lock
+        visibility, label, task = _request_fields(data, campaign.system, is_gm, None)
+    campaign = lock_stream(campaign.pk)
+    system, options = campaign.system, campaign.options
     call = answering_call(campaign, data)
     if call is not None:
         # The GM's call decides what is rolled; the player answers with the character, the
@@ -88,15 +137,15 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         if extra:
             raise InvalidInput(extra[0], _("the GM's call sets this; answer with the faces only"))
         data = {**call.request, **data}
-    refuse_unknown_fields(data, roll_request_keys(system), system)
+        visibility, label, task = _request_fields(data, system, is_gm, call)
 
-    session = Session.open_in(campaign)
+    table = read_table(campaign, data.get("character"))
+    session = table.session
     if session is None:
         raise Conflict("session", _("no session is open: the GM starts one before anyone rolls"))
-    for gm_flag, message in GM_FLAGS.items():
-        if data.get(gm_flag) and not is_gm and not (call and call.request.get(gm_flag)):
-            raise NotAllowed(gm_flag, str(message))
-    character = find_character(campaign, data.get("character"))
+    character = table.character
+    if data.get("character") not in (None, "") and character is None:
+        raise NotFound("character", _("no such character in this campaign"))
     if character is not None:
         require_controls_character(membership, character)
     elif not is_gm:
@@ -105,13 +154,6 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         raise NotAllowed("call", _("this call for a check is not addressed to this character"))
     if call is not None and str(character.pk) in call.answered:
         raise Conflict("call", _("this character has already answered the call"))
-    visibility = data.get("visibility") or Visibility.PUBLIC
-    if visibility not in Visibility.values:
-        raise InvalidInput(
-            "visibility", _("must be one of {values}").format(values=", ".join(Visibility.values))
-        )
-    label = text_field(data, "label", 200)
-    task = text_field(data, "task", 120)
     # The GM's call decides a resistance and its Willpower; else whoever controls the side.
     resisted = with_resistance(campaign, membership, data, character, called=call is not None)
     resistance = resisted.get("resistance")
@@ -126,7 +168,7 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         require_willpower(resister, 1, field="resistance.willpower")
     seq = campaign.head_seq + 1
     manual = bool(option(options, system, "manual_dice"))
-    roller = Roller(campaign, session, seq, data.get("faces"), manual, client_seed)
+    roller = Roller(campaign, table, seq, data.get("faces"), manual, client_seed)
 
     helpers = (
         helper_checks(campaign, session, data, membership, character) if "helpers" in data else []
@@ -200,19 +242,25 @@ def check_roll(*, campaign: Campaign, actor: AbstractBaseUser, request: Mapping[
         "request": plain_json({k: v for k, v in data.items() if k not in NOT_REPEATED}),
         **roller.record,
     }
-    scene, chapter = Scene.open_in(campaign), Chapter.open_in(campaign)
-    append_event(
+    event = append_event(
         campaign=campaign,
         type=CHECK_ROLLED,
         payload=payload,
         actor_id=actor.pk,
         visibility=visibility,
         session_id=session.pk,
-        scene_id=scene.pk if scene else None,
-        chapter_id=chapter.pk if chapter else None,
+        scene_id=table.scene_id,
+        chapter_id=table.chapter_id,
         character_id=character.pk if character else None,
     )
-    return Check.objects.get(campaign=campaign, seq=seq)
+    # The row the projector just wrote, not read back; presenting it reads the table as it is.
+    check = inserted(event, Check)
+    check.campaign, check.event = campaign, event
+    unchanged = not any(r.get("willpower_spent") or r.get("beats_awarded") for r in rolls)
+    check.now = eligibility.Now(
+        campaign, _characters={character.pk: character} if character and unchanged else {}
+    )
+    return check
 
 
 @transaction.atomic

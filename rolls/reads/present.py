@@ -68,13 +68,22 @@ def present_check(
         "data": data,
         "dice_marks": marks_of(check.system, data),
         "roll_terms": terms_of(check.system, data),
-        "follow_ups": eligibility.offers(check, viewer, now or _now(check.campaign_id, viewer)),
+        "follow_ups": eligibility.offers(check, viewer, now or _now_of(check, viewer)),
     }
 
 
 def present_checks(checks: Iterable[Check], viewer: Membership) -> list[dict[str, Any]]:
     now = _now(viewer.campaign_id, viewer)
     return [present_check(check, viewer, now) for check in checks]
+
+
+def _now_of(check: Check, viewer: Membership) -> eligibility.Now:
+    """The reading of the table the check was just decided in (`check_roll` leaves it on the
+    check it returns), else a fresh one."""
+    decided_in = getattr(check, "now", None)
+    if decided_in is not None:
+        return decided_in.known_to(viewer)
+    return _now(check.campaign_id, viewer)
 
 
 def _now(campaign_id: int, viewer: Membership) -> eligibility.Now:

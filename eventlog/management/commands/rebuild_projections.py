@@ -9,6 +9,7 @@ from eventlog import projections
 from eventlog.intact import ChainBroken, intact, refuse
 from eventlog.models import Event, stream_owners
 from eventlog.progress import Progress
+from eventlog.recorders import recorder
 from eventlog.stream import lock_stream
 
 
@@ -61,12 +62,12 @@ class Command(BaseCommand):
                 with connection.cursor() as cursor:  # one long rebuild is not a stuck request
                     cursor.execute("SET LOCAL statement_timeout = 0")
             locked = lock_stream(campaign_id)
-            events = Event.objects.filter(campaign=locked).order_by("seq").iterator(2000)
+            events = recorder().events(locked.pk)  # rows, not a queryset
             try:
                 checked = intact(locked, events, on_problem=self._warn if force else refuse)
                 projections.rebuild(locked, _counted(checked, progress))
             finally:
-                events.close()  # PostgreSQL's server-side cursor, before the transaction ends
+                events.close()
 
     def _warn(self, problem: ChainBroken) -> None:
         self.stderr.write(f"warning (--force): {problem}")

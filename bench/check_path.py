@@ -1,0 +1,358 @@
+"""Benchmark: one check (POST /api/campaigns/<id>/checks/) beside the floor, in the same run.
+
+    .venv/bin/python bench/check_path.py [--quick] [--duration 8] [--writers 8]
+                                         [--database-url postgres://…]
+
+The floor is what any check must cost at least: raw psycopg on one connection, lock the
+campaign's head (SELECT … FOR UPDATE), INSERT an event with a check's payload, UPDATE the head,
+COMMIT. A check is the project's whole request path, run in-process through Django's WSGI
+handler (`django.test.Client`: middleware, token authentication, DRF, the service, the
+recorder, the answer and the live broadcast rendered after commit), with an Idempotency-Key and
+a client seed as the pages send them, server dice, on the production settings (the connection
+pool of DB_POOL_MAX_SIZE, prepared statements) — only the write throttle is lifted and the
+channel layer is in memory (REDIS_URL unset). No HTTP server is in the loop: bench/api.py
+measures that.
+
+Each side runs in its own processes (never this one): first one writer alone (CPU per check:
+the process's CPU time over the checks it made; statements per check, counted by Django), then
+`--writers` writers at once on one campaign (checks/s, and the lock hold: from the moment the
+lock statement returns to the end of COMMIT, p50 and p99). Printed: each figure beside the
+floor's and the ratio, with the load average (the machine is shared: read the ratios).
+PostgreSQL's own CPU is not measured separately; checks/s include it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DB = "tablecheck_bench_check"
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+# --- inside a subprocess -------------------------------------------------------------------------
+
+
+def _django() -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def prepare() -> None:
+    """Migrate; a CofD campaign for the checks and one for the floor; print what workers need."""
+    _django()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from campaign import services
+    from eventlog.models import Event
+
+    call_command("migrate", verbosity=0)
+    User = get_user_model()
+    gm = User.objects.create_user("gm", password="bench-gm-password")
+    player = User.objects.create_user("alice", password="bench-alice-password")
+    tables = []
+    for name in ("Checks", "Floor"):
+        campaign = services.create_campaign(name=name, system="cofd", created_by=gm)
+        services.join_campaign(invite_code=campaign.invite_code, user=player)
+        services.start_session(campaign=campaign, actor=gm, title="Bench night")
+        services.start_chapter(campaign=campaign, actor=gm, title="Chapter one")
+        character = services.create_character(
+            campaign=campaign,
+            actor=player,
+            name="Marianne",
+            traits={"attributes": {"Wits": 3}, "skills": {"Occult": 2}},
+        )
+        tables.append((campaign, character))
+    token = Token.objects.create(user=player).key
+    (campaign, character), (floor, _) = tables
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    body = {"character": str(character.pk), "traits": ["Wits", "Occult"], "client_seed": "ab" * 16}
+    answer = client.post(f"/api/campaigns/{campaign.pk}/checks/", body, format="json")
+    assert answer.status_code == 201, answer.content
+    payload = Event.objects.filter(campaign=campaign).order_by("-seq").first().payload
+    print(
+        json.dumps(
+            {
+                "campaign": campaign.pk,
+                "floor": floor.pk,
+                "body": body,
+                "token": token,
+                "payload": payload,
+            }
+        )
+    )
+
+
+def worker(mode: str, setup: dict, duration: float, start_at: float, count_statements: bool):
+    """Run checks (or floor appends) back to back until `duration` has passed; print figures."""
+    holds: list[float] = []
+    statements: list[int] = []
+    latencies: list[float] = []
+    if mode == "floor":
+        run = _floor_runner(setup, holds)
+    else:
+        run = _check_runner(setup, holds, statements, count_statements)
+    run()  # warm: imports, first-use reads, prepared statements
+    holds.clear(), statements.clear()
+    while time.time() < start_at:
+        time.sleep(0.001)
+    cpu0, began = time.process_time(), time.perf_counter()
+    done = 0
+    while time.perf_counter() - began < duration:
+        t0 = time.perf_counter()
+        run()
+        latencies.append(time.perf_counter() - t0)
+        done += 1
+    print(
+        json.dumps(
+            {
+                "done": done,
+                "cpu": time.process_time() - cpu0,
+                "wall": time.perf_counter() - began,
+                "holds": holds,
+                "latencies": latencies,
+                "statements": statements,
+            }
+        )
+    )
+
+
+def _check_runner(setup: dict, holds: list, statements: list, count_statements: bool):
+    _django()
+    from django.db import connection, transaction
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client(HTTP_AUTHORIZATION=f"Token {setup['token']}")
+    url = f"/api/campaigns/{setup['campaign']}/checks/"
+    body = json.dumps(setup["body"])
+    key = iter(range(10**9))
+    prefix = f"bench-{os.getpid()}-"
+
+    def lock_timer(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if "FOR UPDATE" in sql:
+            locked = time.perf_counter()
+            transaction.on_commit(lambda: holds.append(time.perf_counter() - locked))
+        return result
+
+    def one() -> None:
+        with connection.execute_wrapper(lock_timer):
+            if count_statements:
+                with CaptureQueriesContext(connection) as captured:
+                    answer = _post()
+                statements.append(len(captured.captured_queries))
+            else:
+                answer = _post()
+        if answer.status_code != 201:
+            raise SystemExit(f"check answered {answer.status_code}: {answer.content[:300]!r}")
+
+    def _post():
+        return client.post(
+            url,
+            body,
+            content_type="application/json",
+            HTTP_IDEMPOTENCY_KEY=f"{prefix}{next(key)}",
+        )
+
+    return one
+
+
+def _floor_runner(setup: dict, holds: list):
+    import hashlib
+
+    import psycopg
+
+    connection = psycopg.connect(os.environ["DATABASE_URL"])
+    campaign = setup["floor"]
+    payload = json.dumps(setup["payload"], sort_keys=True, separators=(",", ":"))
+
+    def one() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT head_seq, head_hash FROM campaign_campaign WHERE id = %s FOR UPDATE",
+                (campaign,),
+                prepare=True,
+            )
+            locked = time.perf_counter()
+            seq, previous = cursor.fetchone()
+            digest = hashlib.sha256(f"{previous}{seq + 1}{payload}".encode()).hexdigest()
+            cursor.execute(
+                "INSERT INTO campaign_event (campaign_id, seq, type, payload, actor_id, "
+                "created_at, visibility, prev_hash, hash) "
+                "VALUES (%s, %s, 'check.rolled', %s::jsonb, NULL, now(), 'public', %s, %s)",
+                (campaign, seq + 1, payload, previous, digest),
+                prepare=True,
+            )
+            cursor.execute(
+                "UPDATE campaign_campaign SET head_seq = %s, head_hash = %s WHERE id = %s",
+                (seq + 1, digest, campaign),
+                prepare=True,
+            )
+        connection.commit()
+        holds.append(time.perf_counter() - locked)
+
+    return one
+
+
+# --- the driver (this process touches no database but to create and drop the bench's own) ------
+
+
+def _env(url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DEBUG")}
+    env.update(
+        DATABASE_URL=url,
+        DJANGO_SETTINGS_MODULE="config.settings",
+        LOG_LEVEL="ERROR",
+        ALLOWED_HOSTS="testserver",
+        WRITE_RATE="100000000/min",  # the only production setting lifted: the write throttle
+        WEBHOOKS_IN_PROCESS="0",
+    )
+    return env
+
+
+def _run(env: dict, *args: str, timeout: float = 600) -> dict:
+    done = subprocess.run(
+        [sys.executable, __file__, *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args[:2])} failed:\n{done.stderr[-3000:]}{done.stdout[-500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def phase(env, setup, mode: str, writers: int, duration: float, statements: bool) -> dict:
+    start_at = time.time() + 4.0  # every writer started, imported and warmed
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                mode,
+                json.dumps(setup),
+                str(duration),
+                str(start_at),
+                "1" if statements else "0",
+            ],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(writers)
+    ]
+    results = []
+    for process in processes:
+        out, err = process.communicate(timeout=duration + 120)
+        if process.returncode != 0:
+            raise SystemExit(f"{mode} worker failed:\n{err[-3000:]}")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    done = sum(r["done"] for r in results)
+    wall = max(r["wall"] for r in results)
+    holds = sorted(h for r in results for h in r["holds"])
+    latencies = sorted(x for r in results for x in r["latencies"])
+    counted = [s for r in results for s in r["statements"]]
+    return {
+        "per_s": done / wall,
+        "cpu_ms": 1000 * sum(r["cpu"] for r in results) / max(done, 1),
+        "hold_p50": 1000 * statistics.median(holds) if holds else float("nan"),
+        "hold_p99": 1000 * holds[int(0.99 * (len(holds) - 1))] if holds else float("nan"),
+        "p99": 1000 * latencies[int(0.99 * (len(latencies) - 1))] if latencies else float("nan"),
+        "statements": statistics.median(counted) if counted else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--duration", type=float, default=8.0)
+    parser.add_argument("--writers", type=int, default=8)
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
+    args = parser.parse_args()
+    if not args.database_url.startswith("postgres"):
+        print("check_path: needs --database-url postgres://… (the floor is PostgreSQL's); skipped")
+        return 0
+    import psycopg
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from summary import record
+
+    parts = urlsplit(args.database_url)
+    if parts.hostname not in LOOPBACK:
+        raise SystemExit(f"refusing to benchmark a database not on this machine: {parts.hostname}")
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    url = urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
+
+    def admin_sql(sql: str) -> None:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(sql)
+
+    duration = 3.0 if args.quick else args.duration
+    admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+    admin_sql(f"CREATE DATABASE {BENCH_DB}")
+    try:
+        env = _env(url)
+        setup = _run(env, "--prepare")
+        figures = {}
+        for mode in ("floor", "check"):
+            alone = phase(env, setup, mode, 1, duration, statements=False)
+            counted = phase(env, setup, mode, 1, min(duration, 2.0), statements=mode == "check")
+            crowd = phase(env, setup, mode, args.writers, duration, statements=False)
+            figures[mode] = (alone, counted, crowd)
+    finally:
+        admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+
+    (f_alone, _, f_crowd), (c_alone, c_counted, c_crowd) = figures["floor"], figures["check"]
+    load = os.getloadavg()
+    rows = [
+        ("CPU per check, one writer (client process)", "ms", c_alone["cpu_ms"], f_alone["cpu_ms"]),
+        ("checks/s, one writer", "/s", c_alone["per_s"], f_alone["per_s"]),
+        (
+            f"checks/s, {args.writers} writers on one campaign",
+            "/s",
+            c_crowd["per_s"],
+            f_crowd["per_s"],
+        ),
+        (f"lock hold p50, {args.writers} writers", "ms", c_crowd["hold_p50"], f_crowd["hold_p50"]),
+        (f"lock hold p99, {args.writers} writers", "ms", c_crowd["hold_p99"], f_crowd["hold_p99"]),
+        (f"latency p99, {args.writers} writers", "ms", c_crowd["p99"], f_crowd["p99"]),
+        ("lock hold p50, one writer", "ms", c_alone["hold_p50"], f_alone["hold_p50"]),
+        ("SQL statements per check (incl. BEGIN/COMMIT)", "", c_counted["statements"], 5),
+    ]
+    print(f"\ncheck path on PostgreSQL; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(f"  {'figure':<48}{'check':>10}{'floor':>10}{'ratio':>8}")
+    for label, unit, check, floor in rows:
+        print(f"  {label:<48}{check:>10.2f}{floor:>10.2f}{check / floor:>8.2f}  {unit}")
+        record(f"check path: {label}", check, unit or "statements", floor, "baseline: the floor")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--prepare":
+        prepare()
+    elif len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        mode, setup, duration, start_at, statements = sys.argv[2:7]
+        worker(mode, json.loads(setup), float(duration), float(start_at), statements == "1")
+    else:
+        sys.exit(main())

@@ -1,0 +1,113 @@
+"""The event recorder seam: appending to a campaign's stream and reading it back, one small module
+per database backend (`postgres`, `sqlite`), shaped like the `eventsourcing` library's recorders.
+
+The services decide; the recorder writes. `eventlog.stream.append_event` hands it the events it
+has chained (unsaved `Event`s, used as plain values), and the recorder inserts the rows and moves
+the stream head in as few round trips as its backend allows, refusing (`HeadMoved`) when the head
+is not where the caller's lock left it. Reading (`read`, `rows`) returns stored events without
+building ORM querysets. The columns are the `Event` model's (a column added to the model is
+written and read without touching the recorders). Everything off the hot path keeps using the
+`Event` model.
+
+Statements a recorder runs on the raw driver connection are entered in Django's query log when it
+is on (DEBUG, or a test's CaptureQueriesContext), so statement counts see them like any other.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from functools import cache
+from typing import Any, Protocol
+
+from django.db import connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+
+class HeadMoved(RuntimeError):
+    """The stream head was not where the caller's lock said: an append without the lock."""
+
+
+@cache
+def event_fields() -> tuple[models.Field, ...]:
+    """The stored fields of an event, in the model's order (the id first)."""
+    from eventlog.models import Event
+
+    return tuple(Event._meta.concrete_fields)
+
+
+@cache
+def head_table() -> str:
+    from eventlog.models import stream_owners
+
+    return stream_owners().model._meta.db_table
+
+
+def event_table() -> str:
+    from eventlog.models import Event
+
+    return Event._meta.db_table
+
+
+class Recorded:
+    """An event as a replay reads it: the stored values as the `Event` model's attributes
+    (`pk` too), without a model instance; what projectors and the chain check read."""
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        self.__dict__.update(zip(attnames(), values, strict=True))
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+    def __repr__(self) -> str:
+        return f"<Recorded #{self.seq} {self.type}>"
+
+
+@cache
+def attnames() -> tuple[str, ...]:
+    return tuple(field.attname for field in event_fields())
+
+
+class Recorder(Protocol):
+    def append(self, events: Sequence[Any], *, expected_seq: int) -> list[int]:
+        """Insert ``events`` (consecutive seqs after ``expected_seq``, unsaved `Event`s of one
+        campaign), move the head to the last one, and return their ids."""
+
+    def read(self, campaign_id: int, *, after: int = 0, limit: int | None = None) -> list[Any]:
+        """The campaign's events with seq > ``after``, oldest first, as `Event`s built from the
+        rows (no queryset)."""
+
+    def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
+        """The same as tuples of the model's stored values, streamed in batches."""
+
+    def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
+        """`rows` as `Recorded` events (a replay): no queryset, no model instance."""
+
+    def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
+        """One read-model row (values as the field prepared them); its generated id."""
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """Bulk-load read-model rows (a rebuild), values as the driver takes them."""
+
+
+def recorder(alias: str = "default") -> Recorder:
+    connection = connections[alias]
+    if connection.vendor == "postgresql":
+        from eventlog.recorders.postgres import PostgresRecorder
+
+        return PostgresRecorder(connection)
+    if connection.vendor == "sqlite":
+        from eventlog.recorders.sqlite import SqliteRecorder
+
+        return SqliteRecorder(connection)
+    raise NotImplementedError(f"no event recorder for {connection.vendor}")
+
+
+def logged(connection: BaseDatabaseWrapper, sql: str, began: float, many: int = 0) -> None:
+    """Enter a statement run on the raw driver connection in Django's query log, if it is on."""
+    if connection.queries_logged:
+        entry = {"sql": sql, "time": f"{time.monotonic() - began:.3f}"}
+        if many:
+            entry["many"] = many
+        connection.queries_log.append(entry)

@@ -1,0 +1,139 @@
+"""The PostgreSQL event recorder: the raw psycopg connection, server-side binding and prepared
+statements (Django's own cursors bind on the client and never prepare).
+
+An append is one statement: the events' INSERT and the head's UPDATE are data-modifying CTEs of
+one query, prepared once per connection and shape (number of events)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Sequence
+from functools import cache
+from typing import Any
+
+import psycopg
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from eventlog.chain import CanonicalEncoder
+from eventlog.recorders import HeadMoved, Recorded, event_fields, event_table, head_table, logged
+
+_encode = CanonicalEncoder().encode
+
+
+@cache
+def _payload_index() -> int:
+    return [field.attname for field in event_fields()].index("payload")
+
+
+@cache
+def append_sql(count: int) -> str:
+    written = event_fields()[1:]
+    row = "({})".format(
+        ", ".join("%s::jsonb" if field.attname == "payload" else "%s" for field in written)
+    )
+    return (
+        f"WITH e AS (INSERT INTO {event_table()} ({', '.join(f.column for f in written)}) "
+        f"VALUES {', '.join([row] * count)} RETURNING id, seq), "
+        f"h AS (UPDATE {head_table()} SET head_seq = %s, head_hash = %s "
+        "WHERE id = %s AND head_seq = %s RETURNING id) "
+        "SELECT e.id, (SELECT count(*) FROM h) FROM e ORDER BY e.seq"
+    )
+
+
+@cache
+def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))}) RETURNING id"
+    )
+
+
+@cache
+def select_sql(limit: bool) -> str:
+    return (
+        f"SELECT {', '.join(f.column for f in event_fields())} FROM {event_table()} "
+        "WHERE campaign_id = %s AND seq > %s ORDER BY seq" + (" LIMIT %s" if limit else "")
+    )
+
+
+class PostgresRecorder:
+    def __init__(self, connection: BaseDatabaseWrapper) -> None:
+        self.connection = connection
+
+    def _cursor(self) -> psycopg.Cursor:
+        self.connection.ensure_connection()
+        return psycopg.Cursor(self.connection.connection)  # server-side binding
+
+    def append(self, events: Sequence[Any], *, expected_seq: int) -> list[int]:
+        attnames = [field.attname for field in event_fields()[1:]]
+        params: list[Any] = []
+        for event in events:
+            for name in attnames:
+                value = getattr(event, name)
+                params.append(_encode(value) if name == "payload" else value)
+        last = events[-1]
+        params += (last.seq, last.hash, last.campaign_id, expected_seq)
+        sql = append_sql(len(events))
+        began = time.monotonic()
+        with self._cursor() as cursor:
+            cursor.execute(sql, params, prepare=True)
+            rows = cursor.fetchall()
+        logged(self.connection, sql, began)
+        if not rows or rows[0][1] != 1:
+            raise HeadMoved(f"campaign {last.campaign_id}: the head is not at {expected_seq}")
+        return [row[0] for row in rows]
+
+    def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
+        sql = select_sql(True)
+        at, loads = _payload_index(), json.loads
+        seq_at = [field.attname for field in event_fields()].index("seq")
+        while True:
+            began = time.monotonic()
+            with self._cursor() as cursor:
+                cursor.execute(sql, (campaign_id, after, batch), prepare=True)
+                rows = cursor.fetchall()
+            logged(self.connection, sql, began)
+            for row in rows:
+                yield (*row[:at], loads(row[at]), *row[at + 1 :])
+            if len(rows) < batch:
+                return
+            after = rows[-1][seq_at]
+
+    def read(self, campaign_id: int, *, after: int = 0, limit: int | None = None) -> list[Any]:
+        from eventlog.models import Event
+
+        sql = select_sql(limit is not None)
+        params = (campaign_id, after) if limit is None else (campaign_id, after, limit)
+        at, loads = _payload_index(), json.loads
+        began = time.monotonic()
+        with self._cursor() as cursor:
+            cursor.execute(sql, params, prepare=True)
+            rows = cursor.fetchall()
+        logged(self.connection, sql, began)
+        return [
+            Event.from_db("default", None, (*row[:at], loads(row[at]), *row[at + 1 :]))
+            for row in rows
+        ]
+
+    def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
+        for row in self.rows(campaign_id, after=after, batch=batch):
+            yield Recorded(row)
+
+    def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
+        sql = _insert_sql(table, tuple(columns))
+        began = time.monotonic()
+        with self._cursor() as cursor:
+            cursor.execute(sql, values, prepare=True)
+            (pk,) = cursor.fetchone()
+        logged(self.connection, sql, began)
+        return pk
+
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+        """COPY … FROM STDIN: the fastest way PostgreSQL takes many rows."""
+        sql = f"COPY {table} ({', '.join(columns)}) FROM STDIN"
+        began = time.monotonic()
+        with self._cursor() as cursor, cursor.copy(sql) as copy:
+            for row in rows:
+                copy.write_row(row)
+        logged(self.connection, sql, began, many=len(rows))

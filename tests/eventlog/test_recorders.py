@@ -1,0 +1,141 @@
+"""The event recorders' contract (eventlog/recorders): one suite, run against the backend the
+suite runs on (SQLite by default, PostgreSQL with DATABASE_URL; `make test` and
+`make test-services` between them run it on both).
+
+A recorder appends events a caller chained under the stream lock and moves the head in the same
+step, refuses an append whose head moved, and reads back exactly what the ORM reads (values and
+Python types), so that a stored event hashes to its hash."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from uuid import uuid4
+
+import pytest
+from django.db import connection, transaction
+
+from campaign.models import Campaign
+from eventlog.models import Event
+from eventlog.recorders import HeadMoved, recorder
+from eventlog.stream import hash_of, lock_stream
+
+
+def _chained(campaign: Campaign, count: int, **values) -> list[Event]:
+    """``count`` new events after the campaign's head, chained as append_event chains them."""
+    events, seq, previous = [], campaign.head_seq, campaign.head_hash
+    for index in range(count):
+        seq += 1
+        event = Event(
+            campaign_id=campaign.pk,
+            seq=seq,
+            type="check.revealed",
+            payload={"check_seq": index, "ünïcode": "бросок", "nested": {"b": 1, "a": [1, 2]}},
+            actor_id=None,
+            created_at=datetime(2026, 11, 30, 19, 0, index, 123456, tzinfo=UTC),
+            visibility="public",
+            prev_hash=previous,
+            **values,
+        )
+        event.hash = previous = hash_of(event)
+        events.append(event)
+    return events
+
+
+def _stored(event: Event) -> dict:
+    return {field.attname: getattr(event, field.attname) for field in Event._meta.concrete_fields}
+
+
+def test_an_append_stores_the_events_and_moves_the_head(make_campaign):
+    campaign = make_campaign("cofd")
+    with transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        events = _chained(locked, 3, session_id=uuid4(), character_id=uuid4())
+        ids = recorder().append(events, expected_seq=locked.head_seq)
+    assert len(ids) == 3 and ids == sorted(ids)
+    stored = list(Event.objects.filter(pk__in=ids).order_by("seq"))
+    assert [e.seq for e in stored] == [e.seq for e in events]
+    for event, row in zip(events, stored, strict=True):
+        event.pk = row.pk
+        assert _stored(row) == _stored(event)
+        assert hash_of(row) == row.hash
+    campaign.refresh_from_db()
+    assert (campaign.head_seq, campaign.head_hash) == (events[-1].seq, events[-1].hash)
+
+
+def test_an_append_whose_head_moved_is_refused_and_leaves_nothing(make_campaign):
+    campaign = make_campaign("cofd")
+    before = Event.objects.filter(campaign=campaign).count()
+    with pytest.raises(HeadMoved), transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        # The caller believes the head is one event back: another writer appended since.
+        recorder().append(_chained(locked, 1), expected_seq=locked.head_seq - 1)
+    assert Event.objects.filter(campaign=campaign).count() == before
+    campaign.refresh_from_db()
+    assert campaign.head_seq == before
+
+
+def test_reading_gives_what_the_orm_reads(make_campaign):
+    campaign = make_campaign("storyteller")
+    with transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        recorder().append(
+            _chained(locked, 4, scene_id=uuid4(), chapter_id=uuid4()),
+            expected_seq=locked.head_seq,
+        )
+    orm = list(Event.objects.filter(campaign=campaign).order_by("seq"))
+    read = recorder().read(campaign.pk)
+    assert [_stored(e) for e in read] == [_stored(e) for e in orm]
+    for mine, theirs in zip(read, orm, strict=True):
+        for name, value in _stored(theirs).items():
+            assert type(getattr(mine, name)) is type(value), name
+        assert hash_of(mine) == mine.hash
+    assert [e.seq for e in recorder().read(campaign.pk, after=2, limit=3)] == [3, 4, 5]
+
+
+def test_rows_and_events_stream_in_batches(make_campaign):
+    campaign = make_campaign("cofd")
+    with transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        recorder().append(_chained(locked, 7), expected_seq=locked.head_seq)
+    total = Event.objects.filter(campaign=campaign).count()
+    seqs = [row[2] for row in recorder().rows(campaign.pk, batch=3)]
+    assert seqs == list(range(1, total + 1))
+    replayed = list(recorder().events(campaign.pk, after=1, batch=4))
+    assert [_stored(e) for e in replayed] == [
+        _stored(e) for e in Event.objects.filter(campaign=campaign, seq__gt=1).order_by("seq")
+    ]
+
+
+def test_statements_on_the_driver_connection_are_counted(make_campaign):
+    from django.test.utils import CaptureQueriesContext
+
+    campaign = make_campaign("cofd")
+    with CaptureQueriesContext(connection) as captured, transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        recorder().append(_chained(locked, 1), expected_seq=locked.head_seq)
+    appended = [q["sql"] for q in captured.captured_queries if "INSERT" in q["sql"]]
+    assert len(appended) == 1
+
+
+def _prepared_appends() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+            ["WITH e AS (INSERT INTO campaign_event%"],
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.postgres
+def test_postgresql_appends_in_one_prepared_statement(make_campaign):
+    """Prepared once per connection and shape (psycopg keys a statement by its parameters'
+    types too, so a NULL column makes another variant), then only executed."""
+    campaign = make_campaign("cofd")
+    counts = []
+    for _ in range(3):
+        with transaction.atomic():
+            locked = lock_stream(campaign.pk)
+            recorder().append(_chained(locked, 1), expected_seq=locked.head_seq)
+        counts.append(_prepared_appends())
+    assert counts[0] >= 1
+    assert counts[0] == counts[1] == counts[2]

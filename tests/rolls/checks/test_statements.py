@@ -1,0 +1,87 @@
+"""What one check costs the database: its statements, counted (#17).
+
+A player rolls for their own character over the API (token auth, a client seed; physical dice,
+so that the outcome, and with it the follow-ups offered in the answer, is always the same), on
+whichever database the suite runs (SQLite by default, PostgreSQL with DATABASE_URL). The counts
+are exact: a change that adds a statement to a check fails here and must say why it is needed.
+The statements after COMMIT (the live broadcast, rolls/live) are bounded, not fixed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+# Up to and including COMMIT. PostgreSQL appends in one statement (the event's INSERT and the
+# head's UPDATE are CTEs of one query); SQLite in two.
+#   BEGIN · token · membership+campaign · [lock · table · append · check row · COMMIT]
+WITHOUT_KEY = {"postgresql": 8, "sqlite": 9}
+# …plus the key's look-up and the answer's INSERT (the service takes no savepoint inside the
+# key's transaction: campaign/idempotency.py, service_transaction).
+WITH_KEY = {"postgresql": 10, "sqlite": 11}
+# From the statement that takes the stream lock to COMMIT.
+UNDER_LOCK = {
+    (False, "postgresql"): 5,
+    (False, "sqlite"): 6,
+    (True, "postgresql"): 6,
+    (True, "sqlite"): 7,
+}
+BROADCAST_AT_MOST = 5  # after COMMIT, in the request thread (rolls/live/broadcast.py)
+
+
+def _roll(table, users, key: str | None) -> list[str]:
+    client = APIClient(HTTP_ACCEPT_LANGUAGE="en")
+    token, _ = Token.objects.get_or_create(user=users["alice"])
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    body = {
+        "character": str(table.characters["alice"].pk),
+        "traits": ["Wits", "Occult"],
+        "client_seed": "5eed" * 8,
+        "faces": [8, 9, 3, 2, 5],  # Wits 3 + Occult 2: two successes, nothing to offer after
+    }
+    headers = {"HTTP_IDEMPOTENCY_KEY": key} if key else {}
+    client.post(f"{table.url}/checks/", body, format="json", **headers)  # warm: first-use reads
+    if key:
+        headers = {"HTTP_IDEMPOTENCY_KEY": key + "-measured"}
+    with CaptureQueriesContext(connection) as captured:
+        response = client.post(f"{table.url}/checks/", body, format="json", **headers)
+    assert response.status_code == 201, response.content
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def _split(statements: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """(the request up to COMMIT, the part under the stream lock, what ran after COMMIT)."""
+    commit = next(i for i, sql in enumerate(statements) if sql.upper().startswith("COMMIT"))
+    head = "SELECT campaign_campaign.id"
+    lock = next(i for i, sql in enumerate(statements) if sql.startswith(head))
+    return statements[: commit + 1], statements[lock : commit + 1], statements[commit + 1 :]
+
+
+def _listing(statements: list[str]) -> str:
+    return "\n".join(f"  {sql[:140]}" for sql in statements)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("key", [None, "statements-key"], ids=["no-key", "idempotency-key"])
+def test_a_check_runs_a_fixed_number_of_statements(table, users, key):
+    statements = _roll(table("cofd", manual=True), users, key)
+    request, locked, after = _split(statements)
+    vendor = connection.vendor
+    expected = (WITH_KEY if key else WITHOUT_KEY)[vendor]
+    assert len(request) == expected, f"{len(request)} statements:\n{_listing(request)}"
+    assert len(locked) == UNDER_LOCK[(bool(key), vendor)], _listing(locked)
+    assert len(after) <= BROADCAST_AT_MOST, _listing(after)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_check_reads_nothing_back_and_locks_once(table, users):
+    request, locked, _ = _split(_roll(table("cofd", manual=True), users, "read-back-key"))
+    reads = [sql for sql in locked if sql.lstrip().upper().startswith("SELECT")]
+    assert len(reads) == 2, _listing(reads)  # the lock, then the table (periods, seed, character)
+    assert not any("rolls_check" in sql.split(" FROM ")[-1][:40] for sql in reads[:1])
+    assert sum("FOR UPDATE" in sql for sql in request) <= 1, _listing(request)
+    memberships = [sql for sql in request if "campaign_membership" in sql.split("FROM")[-1][:30]]
+    assert len(memberships) == 1, _listing(memberships)  # the role, read once
