@@ -8,16 +8,21 @@ from django.conf import settings
 from django.db import migrations, models
 
 
+def _move_content_type(apps, schema_editor, old: str, new: str) -> None:
+    # On the database being migrated (setup_database migrates through the owner's alias).
+    types = apps.get_model("contenttypes", "ContentType").objects.using(
+        schema_editor.connection.alias
+    )
+    if not types.filter(app_label=new, model="event").exists():
+        types.filter(app_label=old, model="event").update(app_label=new)
+
+
 def move_content_type(apps, schema_editor):
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    if not ContentType.objects.filter(app_label="eventlog", model="event").exists():
-        ContentType.objects.filter(app_label="campaign", model="event").update(app_label="eventlog")
+    _move_content_type(apps, schema_editor, "campaign", "eventlog")
 
 
 def move_content_type_back(apps, schema_editor):
-    ContentType = apps.get_model("contenttypes", "ContentType")
-    if not ContentType.objects.filter(app_label="campaign", model="event").exists():
-        ContentType.objects.filter(app_label="eventlog", model="event").update(app_label="campaign")
+    _move_content_type(apps, schema_editor, "eventlog", "campaign")
 
 
 class Migration(migrations.Migration):
