@@ -15,13 +15,16 @@ is on (DEBUG, or a test's CaptureQueriesContext), so statement counts see them l
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
+
+T = TypeVar("T")
 
 
 class HeadMoved(RuntimeError):
@@ -111,3 +114,16 @@ def logged(connection: BaseDatabaseWrapper, sql: str, began: float, many: int = 
         if many:
             entry["many"] = many
         connection.queries_log.append(entry)
+
+
+def django_errors(method: Callable[..., T]) -> Callable[..., T]:
+    """Run a recorder method under Django's error wrapper: a driver error becomes Django's (an
+    outage or a locked SQLite file is then answered 503 by config/outage.py, as for the queries
+    Django runs itself)."""
+
+    @functools.wraps(method)
+    def wrapped(self: Any, *args: Any, **kwargs: Any) -> T:
+        with self.connection.wrap_database_errors:
+            return method(self, *args, **kwargs)
+
+    return wrapped

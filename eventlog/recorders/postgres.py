@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -61,9 +62,14 @@ class PostgresRecorder:
     def __init__(self, connection: BaseDatabaseWrapper) -> None:
         self.connection = connection
 
-    def _cursor(self) -> psycopg.Cursor:
-        self.connection.ensure_connection()
-        return psycopg.Cursor(self.connection.connection)  # server-side binding
+    @contextmanager
+    def _cursor(self) -> Iterator[psycopg.Cursor]:
+        # Driver errors become Django's, as for the queries Django runs itself: an outage is then
+        # answered 503 (config/outage.py) and the connection is checked before its next use.
+        with self.connection.wrap_database_errors:
+            self.connection.ensure_connection()
+            with psycopg.Cursor(self.connection.connection) as cursor:  # server-side binding
+                yield cursor
 
     def append(self, events: Sequence[Any], *, expected_seq: int) -> list[int]:
         attnames = [field.attname for field in event_fields()[1:]]

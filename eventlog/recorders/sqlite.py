@@ -16,7 +16,15 @@ from typing import Any
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from eventlog import rows as stored
-from eventlog.recorders import HeadMoved, Recorded, event_fields, event_table, head_table, logged
+from eventlog.recorders import (
+    HeadMoved,
+    Recorded,
+    django_errors,
+    event_fields,
+    event_table,
+    head_table,
+    logged,
+)
 
 
 @cache
@@ -44,6 +52,7 @@ class SqliteRecorder:
         self.connection.ensure_connection()
         return self.connection.connection
 
+    @django_errors
     def append(self, events: Sequence[Any], *, expected_seq: int) -> list[int]:
         written = event_fields()[1:]
         raw, connection, insert = self._raw(), self.connection, insert_sql()
@@ -64,6 +73,7 @@ class SqliteRecorder:
             raise HeadMoved(f"campaign {last.campaign_id}: the head is not at {expected_seq}")
         return ids
 
+    @django_errors
     def _fetch(self, sql: str, params: tuple) -> list[tuple]:
         began = time.monotonic()
         rows = self._raw().execute(sql, params).fetchall()
@@ -95,6 +105,7 @@ class SqliteRecorder:
         for row in self.rows(campaign_id, after=after, batch=batch):
             yield Recorded(row)
 
+    @django_errors
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = (
             f"INSERT INTO {table} ({', '.join(columns)}) "
@@ -105,6 +116,7 @@ class SqliteRecorder:
         logged(self.connection, sql, began)
         return pk
 
+    @django_errors
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """One prepared INSERT, executemany: SQLite's fastest way in from Python."""
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
