@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.db import connection
 
-from eventlog import append_only
 from eventlog.chain import canonical_json, document_hash
 from eventlog.models import Event
 from rolls.checks import followups
@@ -21,18 +19,8 @@ from rolls.trust.stored_log import (
     raw_chain_rows,
     verify_campaigns,
 )
+from tests.live.test_live_witness import _raw
 from tests.rolls.trust.conftest import TRAITS, roll
-
-
-def _raw(statements: list[tuple[str, list]]) -> None:
-    """What someone with the database's superuser can do behind the triggers' back."""
-    append_only.drop(connection)
-    try:
-        with connection.cursor() as cursor:
-            for statement, params in statements:
-                cursor.execute(statement, params)
-    finally:
-        append_only.install(connection)
 
 
 def _summary(report):
