@@ -8,22 +8,15 @@ from django.contrib import admin
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
+from eventlog.admin import ReadOnlyAdmin
 
-class TokenHoldersAdmin(admin.ModelAdmin):
+
+class TokenHoldersAdmin(ReadOnlyAdmin):
     list_display = ["user", "created"]
     list_display_links = None
     search_fields = TokenAdmin.search_fields
     ordering = TokenAdmin.ordering
     actions = None
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     def get_urls(self):
         return [url for url in super().get_urls() if url.name and url.name.endswith("changelist")]

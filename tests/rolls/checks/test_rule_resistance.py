@@ -7,15 +7,7 @@ from __future__ import annotations
 
 from tests.rolls.checks.conftest import first_roll
 from tests.rolls.checks.rulebook import refused, refused_roll
-
-
-def _give(t, who, points):
-    response = t.clients["gm"].patch(
-        f"{t.url}/characters/{t.characters[who].pk}/",
-        {"resources": {"willpower": points}},
-        format="json",
-    )
-    assert response.status_code == 200, response.content
+from tests.rolls.checks.test_rule_willpower import _give
 
 
 def _boris(t, **extra):
