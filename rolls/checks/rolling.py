@@ -3,7 +3,7 @@ of single, multiple-action and opposed checks."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from uuid import UUID
@@ -22,6 +22,7 @@ from campaign.models import (
     SessionSecret,
 )
 from eventlog.rows import columns, instance, width
+from eventlog.stream import held, lock_clause
 from rolls import systems
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
@@ -41,7 +42,7 @@ from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, sto
 class Table:
     """What a check is decided in, read in one round trip under the stream lock: the open
     session (its dice seed and how many rolls it has had: the next roll key's index), scene
-    and chapter, and the character the request names."""
+    and chapter, and the character the request names (``asked``: as the request named it)."""
 
     session: Session | None
     seed: bytes | None
@@ -49,44 +50,82 @@ class Table:
     scene_id: UUID | None
     chapter_id: UUID | None
     character: Character | None
+    asked: Any = None
+
+
+def _table_sql(campaign_from: str) -> str:
+    """The `Table` columns, joined on the campaign row ``cc`` that ``campaign_from`` names."""
+    return (
+        f"SELECT {columns(Session, 's')}, sec.seed, "
+        f"(SELECT count(*) FROM {Check._meta.db_table} k "
+        " WHERE k.campaign_id = cc.id AND k.session_id = s.id), "
+        f"sc.id, ch.id, {columns(Character, 'c')} {campaign_from} "
+        f"LEFT JOIN {Session._meta.db_table} s ON s.campaign_id = cc.id AND s.ended_seq IS NULL "
+        f"LEFT JOIN {SessionSecret._meta.db_table} sec ON sec.session_id = s.id "
+        f"LEFT JOIN {Scene._meta.db_table} sc ON sc.campaign_id = cc.id AND sc.ended_seq IS NULL "
+        f"LEFT JOIN {Chapter._meta.db_table} ch ON ch.campaign_id = cc.id AND ch.ended_seq IS NULL "
+        f"LEFT JOIN {Character._meta.db_table} c ON c.campaign_id = cc.id AND c.id = %s "
+        "WHERE cc.id = %s"
+    )
+
+
+def _table(row: Sequence[Any], asked: Any) -> Table:
+    n = width(Session)
+    seed, key_index, scene_id, chapter_id = row[n : n + 4]
+    uuid_of = Scene._meta.pk.to_python
+    return Table(
+        session=instance(Session, row[:n]),
+        seed=None if seed is None else bytes(seed),
+        key_index=key_index or 0,
+        scene_id=None if scene_id is None else uuid_of(scene_id),
+        chapter_id=None if chapter_id is None else uuid_of(chapter_id),
+        character=instance(Character, row[n + 4 :]),
+        asked=asked,
+    )
+
+
+def _character_param(character: Any) -> Any:
+    character_id = None if character in (None, "") else parse_uuid(character, "character")
+    return Character._meta.pk.get_db_prep_value(character_id, connection)
 
 
 def read_table(campaign: Campaign, character: Any) -> Table:
     """The `Table` of ``campaign`` (locked by the caller); ``character`` as the request named it
     (404 naming the field when the campaign has no such character)."""
-    character_id = None if character in (None, "") else parse_uuid(character, "character")
-    n = width(Session)
-    sql = (
-        f"SELECT {columns(Session, 's')}, sec.seed, "
-        f"(SELECT count(*) FROM {Check._meta.db_table} k "
-        " WHERE k.campaign_id = %s AND k.session_id = s.id), "
-        f"sc.id, ch.id, {columns(Character, 'c')} "
-        "FROM (SELECT 1 AS one) o "
-        f"LEFT JOIN {Session._meta.db_table} s ON s.campaign_id = %s AND s.ended_seq IS NULL "
-        f"LEFT JOIN {SessionSecret._meta.db_table} sec ON sec.session_id = s.id "
-        f"LEFT JOIN {Scene._meta.db_table} sc ON sc.campaign_id = %s AND sc.ended_seq IS NULL "
-        f"LEFT JOIN {Chapter._meta.db_table} ch ON ch.campaign_id = %s AND ch.ended_seq IS NULL "
-        f"LEFT JOIN {Character._meta.db_table} c ON c.campaign_id = %s AND c.id = %s"
-    )
-    pk = campaign.pk
-    character_param = Character._meta.pk.get_db_prep_value(character_id, connection)
+    param = _character_param(character)
     with connection.cursor() as cursor:
-        cursor.execute(sql, (pk, pk, pk, pk, pk, character_param))
-        row = cursor.fetchone()
-    session = instance(Session, row[:n])
-    seed, key_index, scene_id, chapter_id = row[n : n + 4]
-    found = instance(Character, row[n + 4 :])
-    if character_id is not None and found is None:
+        cursor.execute(_table_sql(f"FROM {Campaign._meta.db_table} cc"), (param, campaign.pk))
+        table = _table(cursor.fetchone(), character)
+    if param is not None and table.character is None:
         raise NotFound("character", _("no such character in this campaign"))
-    uuid_of = Scene._meta.pk.to_python
-    return Table(
-        session=session,
-        seed=None if seed is None else bytes(seed),
-        key_index=key_index or 0,
-        scene_id=None if scene_id is None else uuid_of(scene_id),
-        chapter_id=None if chapter_id is None else uuid_of(chapter_id),
-        character=found,
-    )
+    return table
+
+
+def lock_table(campaign_id: int, character: Any) -> tuple[Campaign, Table | None]:
+    """Take the campaign's stream lock and read its `Table` in the same round trip (a check's
+    one statement before it appends). The table is None when ``character`` is not a well-formed
+    id: `read_table` refuses it then, where the service's order of refusals puts it; a character
+    the campaign does not have is left for the caller to refuse (``character`` None)."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("lock_table() must run inside transaction.atomic()")
+    try:
+        param = _character_param(character)
+    except InvalidInput:
+        param, character = None, _MALFORMED
+    n = width(Campaign)
+    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc").replace(
+        "SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1
+    ) + lock_clause("cc")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (param, campaign_id))
+        row = cursor.fetchone()
+    if row is None:
+        raise Campaign.DoesNotExist(f"no campaign {campaign_id}")
+    campaign = held(instance(Campaign, row[:n]))
+    return campaign, None if character is _MALFORMED else _table(row[n:], character)
+
+
+_MALFORMED = object()
 
 
 class Roller:

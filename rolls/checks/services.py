@@ -54,6 +54,7 @@ from rolls.checks.requests import (
 from rolls.checks.rolling import (
     FreeBotches,
     Roller,
+    lock_table,
     multiple_actions,
     opposed_rolls,
     read_roll_context,
@@ -127,7 +128,7 @@ def _check_roll(
     client_seed = client_seed_field(data.get("client_seed"))  # the roller's own, never the call's
     if not data.get("call"):  # an answer's fields are the call's, read under the lock
         visibility, label, task = _request_fields(data, campaign.system, is_gm, None)
-    campaign = lock_stream(campaign.pk)
+    campaign, table = lock_table(campaign.pk, data.get("character"))
     system, options = campaign.system, campaign.options
     call = answering_call(campaign, data)
     if call is not None:
@@ -139,7 +140,8 @@ def _check_roll(
         data = {**call.request, **data}
         visibility, label, task = _request_fields(data, system, is_gm, call)
 
-    table = read_table(campaign, data.get("character"))
+    if table is None or table.asked != data.get("character"):  # a call named the character
+        table = read_table(campaign, data.get("character"))
     session = table.session
     if session is None:
         raise Conflict("session", _("no session is open: the GM starts one before anyone rolls"))
