@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from accounts.models import SocketTicket
 from accounts.tickets import spend_ticket
+from campaign.services import create_campaign
 
 
 def _with_token(users, name: str = "alice") -> tuple[APIClient, str]:
@@ -109,3 +110,18 @@ def test_revocation_voids_unspent_tickets(users):
     ticket = client.post("/api/auth/socket-ticket/").json()["ticket"]
     client.delete("/api/auth/token/")
     assert spend_ticket(ticket) is None
+
+
+def test_a_token_names_its_user_and_nothing_else_gets_in(users):
+    create_campaign(name="Boris's table", system="cofd", created_by=users["boris"])
+    client, _ = _with_token(users, "boris")
+    assert [c["name"] for c in client.get("/api/campaigns/").json()] == ["Boris's table"]
+    assert _with_token(users, "alice")[0].get("/api/campaigns/").json() == []
+    stranger = APIClient(HTTP_ACCEPT_LANGUAGE="en")
+    stranger.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    answer = stranger.get("/api/campaigns/")
+    assert answer.status_code == 403 and answer.json()["detail"] == "Invalid token."
+    users["boris"].is_active = False
+    users["boris"].save()
+    answer = client.get("/api/campaigns/", HTTP_ACCEPT_LANGUAGE="en")
+    assert answer.status_code == 403 and answer.json()["detail"] == "User inactive or deleted."
