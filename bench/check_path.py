@@ -16,16 +16,20 @@ measures that.
 Each side runs in its own processes (never this one): first one writer alone (CPU per check:
 the process's CPU time over the checks it made; statements per check, counted by Django), then
 `--writers` writers at once on one campaign (checks/s, and the lock hold: from the moment the
-lock statement returns to the end of COMMIT, p50 and p99). Printed: each figure beside the
-floor's and the ratio, with the load average (the machine is shared: read the ratios).
+lock statement returns to the end of COMMIT, p50 and p99), then the same writers over 50
+campaigns (checks/s), then paced at half that rate (latency p50 and p99: a server that is not
+saturated). Printed: each figure beside the floor's and the ratio, with the load average (the
+machine is shared: read the ratios).
 PostgreSQL's own CPU is not measured separately; checks/s include it.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -35,6 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "tablecheck_bench_check"
+SPREAD = 50  # campaigns the spread phases write to (the issue's "clients over 50 campaigns")
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -65,7 +70,10 @@ def prepare() -> None:
     gm = User.objects.create_user("gm", password="bench-gm-password")
     player = User.objects.create_user("alice", password="bench-alice-password")
     tables = []
-    for name in ("Checks", "Floor"):
+    names = ["Checks", "Floor"] + [
+        f"{side} {n}" for side in ("Spread", "Floor") for n in range(SPREAD)
+    ]
+    for name in names:
         campaign = services.create_campaign(name=name, system="cofd", created_by=gm)
         services.join_campaign(invite_code=campaign.invite_code, user=player)
         services.start_session(campaign=campaign, actor=gm, title="Bench night")
@@ -78,7 +86,9 @@ def prepare() -> None:
         )
         tables.append((campaign, character))
     token = Token.objects.create(user=player).key
-    (campaign, character), (floor, _) = tables
+    (campaign, character), (floor, _) = tables[:2]
+    spread = [[c.pk, str(ch.pk)] for c, ch in tables[2 : 2 + SPREAD]]
+    floor_spread = [c.pk for c, _ in tables[2 + SPREAD :]]
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     body = {"character": str(character.pk), "traits": ["Wits", "Occult"], "client_seed": "ab" * 16}
@@ -90,6 +100,8 @@ def prepare() -> None:
             {
                 "campaign": campaign.pk,
                 "floor": floor.pk,
+                "spread": spread,
+                "floor_spread": floor_spread,
                 "body": body,
                 "token": token,
                 "payload": payload,
@@ -98,8 +110,19 @@ def prepare() -> None:
     )
 
 
-def worker(mode: str, setup: dict, duration: float, start_at: float, count_statements: bool):
-    """Run checks (or floor appends) back to back until `duration` has passed; print figures."""
+def worker(
+    mode: str,
+    setup: dict,
+    duration: float,
+    start_at: float,
+    count_statements: bool,
+    interval: float = 0.0,
+):
+    """Run checks (or floor appends) until `duration` has passed, back to back or one every
+    ``interval`` seconds; ``mode`` ends in "-spread" to rotate over the 50 campaigns."""
+    mode, _, spread = mode.partition("-")
+    if spread:
+        setup = {**setup, "rotate": True}
     holds: list[float] = []
     statements: list[int] = []
     latencies: list[float] = []
@@ -113,11 +136,16 @@ def worker(mode: str, setup: dict, duration: float, start_at: float, count_state
         time.sleep(0.001)
     cpu0, began = time.process_time(), time.perf_counter()
     done = 0
+    next_start = began
     while time.perf_counter() - began < duration:
+        if interval:
+            next_start += interval
         t0 = time.perf_counter()
         run()
         latencies.append(time.perf_counter() - t0)
         done += 1
+        if interval and next_start > time.perf_counter():
+            time.sleep(next_start - time.perf_counter())
     print(
         json.dumps(
             {
@@ -139,8 +167,16 @@ def _check_runner(setup: dict, holds: list, statements: list, count_statements: 
     from django.test.utils import CaptureQueriesContext
 
     client = Client(HTTP_AUTHORIZATION=f"Token {setup['token']}")
-    url = f"/api/campaigns/{setup['campaign']}/checks/"
-    body = json.dumps(setup["body"])
+    tables = setup["spread"] if setup.get("rotate") else [[setup["campaign"], None]]
+    targets = itertools.cycle(
+        [
+            (
+                f"/api/campaigns/{campaign}/checks/",
+                json.dumps({**setup["body"], **({"character": who} if who else {})}),
+            )
+            for campaign, who in random.sample(tables, len(tables))
+        ]
+    )
     key = iter(range(10**9))
     prefix = f"bench-{os.getpid()}-"
 
@@ -163,6 +199,7 @@ def _check_runner(setup: dict, holds: list, statements: list, count_statements: 
             raise SystemExit(f"check answered {answer.status_code}: {answer.content[:300]!r}")
 
     def _post():
+        url, body = next(targets)
         return client.post(
             url,
             body,
@@ -179,10 +216,12 @@ def _floor_runner(setup: dict, holds: list):
     import psycopg
 
     connection = psycopg.connect(os.environ["DATABASE_URL"])
-    campaign = setup["floor"]
+    floors = setup["floor_spread"] if setup.get("rotate") else [setup["floor"]]
+    campaigns = itertools.cycle(random.sample(floors, len(floors)))
     payload = json.dumps(setup["payload"], sort_keys=True, separators=(",", ":"))
 
     def one() -> None:
+        campaign = next(campaigns)
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT head_seq, head_hash FROM campaign_campaign WHERE id = %s FOR UPDATE",
@@ -240,7 +279,9 @@ def _run(env: dict, *args: str, timeout: float = 600) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def phase(env, setup, mode: str, writers: int, duration: float, statements: bool) -> dict:
+def phase(
+    env, setup, mode: str, writers: int, duration: float, statements: bool, interval: float = 0.0
+) -> dict:
     start_at = time.time() + 4.0  # every writer started, imported and warmed
     processes = [
         subprocess.Popen(
@@ -253,6 +294,7 @@ def phase(env, setup, mode: str, writers: int, duration: float, statements: bool
                 str(duration),
                 str(start_at),
                 "1" if statements else "0",
+                str(interval),
             ],
             env=env,
             cwd=ROOT,
@@ -279,6 +321,7 @@ def phase(env, setup, mode: str, writers: int, duration: float, statements: bool
         "hold_p50": 1000 * statistics.median(holds) if holds else float("nan"),
         "hold_p99": 1000 * holds[int(0.99 * (len(holds) - 1))] if holds else float("nan"),
         "p99": 1000 * latencies[int(0.99 * (len(latencies) - 1))] if latencies else float("nan"),
+        "p50": 1000 * statistics.median(latencies) if latencies else float("nan"),
         "statements": statistics.median(counted) if counted else None,
     }
 
@@ -319,11 +362,16 @@ def main() -> int:
             alone = phase(env, setup, mode, 1, duration, statements=False)
             counted = phase(env, setup, mode, 1, min(duration, 2.0), statements=mode == "check")
             crowd = phase(env, setup, mode, args.writers, duration, statements=False)
-            figures[mode] = (alone, counted, crowd)
+            spread = phase(env, setup, f"{mode}-spread", args.writers, duration, statements=False)
+            # Half that rate, paced: the latency a table feels when the server is not saturated.
+            interval = 2 * args.writers / spread["per_s"]
+            half = phase(env, setup, f"{mode}-spread", args.writers, duration, False, interval)
+            figures[mode] = (alone, counted, crowd, spread, half)
     finally:
         admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
 
-    (f_alone, _, f_crowd), (c_alone, c_counted, c_crowd) = figures["floor"], figures["check"]
+    (f_alone, _, f_crowd, f_spread, f_half) = figures["floor"]
+    (c_alone, c_counted, c_crowd, c_spread, c_half) = figures["check"]
     load = os.getloadavg()
     rows = [
         ("CPU per check, one writer (client process)", "ms", c_alone["cpu_ms"], f_alone["cpu_ms"]),
@@ -338,6 +386,14 @@ def main() -> int:
         (f"lock hold p99, {args.writers} writers", "ms", c_crowd["hold_p99"], f_crowd["hold_p99"]),
         (f"latency p99, {args.writers} writers", "ms", c_crowd["p99"], f_crowd["p99"]),
         ("lock hold p50, one writer", "ms", c_alone["hold_p50"], f_alone["hold_p50"]),
+        (
+            f"checks/s, {args.writers} writers over {SPREAD} campaigns",
+            "/s",
+            c_spread["per_s"],
+            f_spread["per_s"],
+        ),
+        (f"latency p99, {SPREAD} campaigns at half that rate", "ms", c_half["p99"], f_half["p99"]),
+        (f"latency p50, {SPREAD} campaigns at half that rate", "ms", c_half["p50"], f_half["p50"]),
         ("SQL statements per check (incl. BEGIN/COMMIT)", "", c_counted["statements"], 5),
     ]
     print(f"\ncheck path on PostgreSQL; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
@@ -352,7 +408,14 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--prepare":
         prepare()
     elif len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        mode, setup, duration, start_at, statements = sys.argv[2:7]
-        worker(mode, json.loads(setup), float(duration), float(start_at), statements == "1")
+        mode, setup, duration, start_at, statements, interval = sys.argv[2:8]
+        worker(
+            mode,
+            json.loads(setup),
+            float(duration),
+            float(start_at),
+            statements == "1",
+            float(interval),
+        )
     else:
         sys.exit(main())
