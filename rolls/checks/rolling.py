@@ -103,9 +103,11 @@ def read_table(campaign: Campaign, character: Any) -> Table:
 
 def lock_table(campaign_id: int, character: Any) -> tuple[Campaign, Table | None]:
     """Take the campaign's stream lock and read its `Table` in the same round trip (a check's
-    one statement before it appends). The table is None when ``character`` is not a well-formed
-    id: `read_table` refuses it then, where the service's order of refusals puts it; a character
-    the campaign does not have is left for the caller to refuse (``character`` None)."""
+    one statement before it appends, when no other writer got there first). The table is None
+    when it must be read again with `read_table`: when another writer committed while this one
+    waited for the lock, or when ``character`` is not a well-formed id (`read_table` refuses it
+    then, where the service's order of refusals puts it). A character the campaign does not
+    have is left for the caller to refuse (``character`` None)."""
     if not connection.in_atomic_block:
         raise RuntimeError("lock_table() must run inside transaction.atomic()")
     try:
@@ -113,16 +115,21 @@ def lock_table(campaign_id: int, character: Any) -> tuple[Campaign, Table | None
     except InvalidInput:
         param, character = None, _MALFORMED
     n = width(Campaign)
-    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc").replace(
-        "SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1
-    ) + lock_clause("cc")
+    table = Campaign._meta.db_table
+    # The head as the statement's snapshot saw it, beside the locked row's: PostgreSQL reads the
+    # joined tables as of the statement's start, so if another writer committed before the lock
+    # was granted they are stale, and the table is read again (a new statement sees them).
+    sql = _table_sql(f", (SELECT x.head_seq FROM {table} x WHERE x.id = cc.id) FROM {table} cc")
+    sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1) + lock_clause("cc")
     with connection.cursor() as cursor:
         cursor.execute(sql, (param, campaign_id))
         row = cursor.fetchone()
     if row is None:
         raise Campaign.DoesNotExist(f"no campaign {campaign_id}")
     campaign = held(instance(Campaign, row[:n]))
-    return campaign, None if character is _MALFORMED else _table(row[n:], character)
+    if character is _MALFORMED or row[-1] != campaign.head_seq:
+        return campaign, None
+    return campaign, _table(row[n:-1], character)
 
 
 _MALFORMED = object()

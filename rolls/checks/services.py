@@ -140,7 +140,7 @@ def _check_roll(
         data = {**call.request, **data}
         visibility, label, task = _request_fields(data, system, is_gm, call)
 
-    if table is None or table.asked != data.get("character"):  # a call named the character
+    if table is None or table.asked != data.get("character"):  # stale, or a call named one
         table = read_table(campaign, data.get("character"))
     session = table.session
     if session is None:
