@@ -18,12 +18,12 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from campaign.errors import DomainError, InvalidInput
 from campaign.models import IdempotentRequest
-from eventlog import rows
+from eventlog import commit, rows
 
 T = TypeVar("T")
 MAX_KEY = 255
@@ -46,10 +46,6 @@ class Scope:
 class Answer:
     status: int
     body: Any
-
-
-class _Raced(Exception):
-    """A concurrent request with the same key committed first."""
 
 
 def fingerprint(*parts: str | bytes) -> str:
@@ -97,8 +93,10 @@ def earlier_answer(scope: Scope, field: str) -> Answer | None:
 
 
 def record(scope: Scope, answer: Answer) -> None:
-    """Keep a successful answer, in the caller's transaction: one statement, which inserts
-    nothing when a concurrent request with the same key committed first (then `_Raced`)."""
+    """Keep a successful answer, in the caller's transaction. Nothing waits for it, so it goes
+    with the COMMIT where the database allows (eventlog/commit.py); if a concurrent request with
+    the same key committed first, the unique key refuses it and the whole write is rolled back
+    (`once` then runs it again, and finds that request's answer)."""
     if not 200 <= answer.status < 300:
         return
     values = {
@@ -114,16 +112,13 @@ def record(scope: Scope, answer: Answer) -> None:
     fields = [meta.get_field(name) for name in values]
     sql = (
         f"INSERT INTO {meta.db_table} ({', '.join(f.column for f in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT DO NOTHING RETURNING id"
+        f"VALUES ({', '.join(['%s'] * len(fields))})"
     )
     params = [
         f.get_db_prep_save(value, connection)
         for f, value in zip(fields, values.values(), strict=True)
     ]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        if cursor.fetchone() is None:
-            raise _Raced
+    commit.write(connection, sql, params, None)
 
 
 # True while `once` runs an attempt: the write is the whole transaction, and a refusal rolls all
@@ -134,13 +129,13 @@ _whole_write: ContextVar[bool] = ContextVar("idempotent_whole_write", default=Fa
 def once(attempt: Callable[[], T]) -> T:
     """Run `attempt` (which looks up, writes and records) in one transaction. If a concurrent
     request with the same key committed first, everything is rolled back and `attempt` runs again,
-    now finding that request's answer."""
+    now finding that request's answer (another integrity error meets itself again there)."""
     token = _whole_write.set(True)
     try:
         try:
             with transaction.atomic():
                 return attempt()
-        except _Raced:
+        except IntegrityError:  # the key's row was refused: a request with it committed first
             with transaction.atomic():
                 return attempt()
     finally:

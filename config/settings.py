@@ -117,6 +117,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so that tests with threads and servers share one database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
 else:
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Django's backend, plus writes that ride with the COMMIT (eventlog/commit.py).
+        DATABASES["default"]["ENGINE"] = "eventlog.backends.postgresql"
     options = DATABASES["default"].setdefault("OPTIONS", {})
     options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT_SECONDS", default=2))
     # Bounds on what one campaign's trouble can cost everyone else: a lock wait, a statement,

@@ -90,6 +90,12 @@ class Recorder(Protocol):
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         """One read-model row (values as the field prepared them); its generated id."""
 
+    def insert_row_later(
+        self, table: str, columns: Sequence[str], values: Sequence[Any], done: Callable[[int], None]
+    ) -> None:
+        """`insert_row` for a row nothing reads back before COMMIT: sent with the COMMIT where
+        the backend can (eventlog/commit.py); ``done`` gets the id once it is known."""
+
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Bulk-load read-model rows (a rebuild), values as the driver takes them."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
@@ -68,6 +68,8 @@ class PostgresRecorder:
         # answered 503 (config/outage.py) and the connection is checked before its next use.
         with self.connection.wrap_database_errors:
             self.connection.ensure_connection()
+            if getattr(self.connection, "queued_writes", None):  # they go first: eventlog/commit.py
+                self.connection.send_queued_writes()
             with psycopg.Cursor(self.connection.connection) as cursor:  # server-side binding
                 yield cursor
 
@@ -134,6 +136,15 @@ class PostgresRecorder:
             (pk,) = cursor.fetchone()
         logged(self.connection, sql, began)
         return pk
+
+    def insert_row_later(
+        self, table: str, columns: Sequence[str], values: Sequence[Any], done: Callable[[int], None]
+    ) -> None:
+        """`insert_row`, sent with the COMMIT (eventlog/commit.py); ``done`` gets the id."""
+        from eventlog import commit
+
+        sql = _insert_sql(table, tuple(columns))
+        commit.write(self.connection, sql, values, lambda row: done(row[0]))
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """COPY … FROM STDIN: the fastest way PostgreSQL takes many rows."""

@@ -9,7 +9,7 @@ IMMEDIATE transaction already holds the database's write lock, so there is no ro
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -117,6 +117,12 @@ class SqliteRecorder:
         return pk
 
     @django_errors
+    def insert_row_later(
+        self, table: str, columns: Sequence[str], values: Sequence[Any], done: Callable[[int], None]
+    ) -> None:
+        """`insert_row` at once: SQLite has no round trip to save."""
+        done(self.insert_row(table, columns, values))
+
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """One prepared INSERT, executemany: SQLite's fastest way in from Python."""
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"

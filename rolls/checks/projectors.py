@@ -46,7 +46,10 @@ def _add_resource(
         changes = {key: dict(value) for key, value in check.resource_changes.items()}
         mine = changes.setdefault(str(character_id), {})
         mine[name] = mine.get(name, 0) + delta
-        Check.objects.filter(pk=check.pk).update(resource_changes=changes)
+        # By campaign and seq: the row's id may not be known yet (eventlog/commit.py).
+        Check.objects.filter(campaign_id=check.campaign_id, seq=check.seq).update(
+            resource_changes=changes
+        )
         check.resource_changes = changes
     character = Character.objects.filter(pk=character_id).first()
     if character is None:

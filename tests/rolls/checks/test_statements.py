@@ -29,10 +29,13 @@ UNDER_LOCK = {
     (True, "postgresql"): 5,
     (True, "sqlite"): 6,
 }
+# Round trips under the lock on PostgreSQL: the lock and the table, the append, and the COMMIT,
+# which carries the check row and the key's answer with it (eventlog/commit.py).
+ROUND_TRIPS_UNDER_LOCK = 3
 BROADCAST_AT_MOST = 5  # after COMMIT, in the request thread (rolls/live/broadcast.py)
 
 
-def _roll(table, users, key: str | None) -> list[str]:
+def _roll(table, users, key: str | None, entries: bool = False) -> list:
     client = APIClient(HTTP_ACCEPT_LANGUAGE="en")
     token, _ = Token.objects.get_or_create(user=users["alice"])
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
@@ -49,6 +52,8 @@ def _roll(table, users, key: str | None) -> list[str]:
     with CaptureQueriesContext(connection) as captured:
         response = client.post(f"{table.url}/checks/", body, format="json", **headers)
     assert response.status_code == 201, response.content
+    if entries:
+        return captured.captured_queries
     return [query["sql"] for query in captured.captured_queries]
 
 
@@ -84,3 +89,16 @@ def test_a_check_reads_nothing_back_and_locks_once(table, users):
     assert sum("FOR UPDATE" in sql for sql in request) <= 1, _listing(request)
     memberships = [sql for sql in request if "campaign_membership" in sql.split("FROM")[-1][:30]]
     assert len(memberships) == 1, _listing(memberships)  # the role, read once
+
+
+@pytest.mark.postgres  # SQLite runs in-process: it has no round trips to save
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("key", [None, "round-trips-key"], ids=["no-key", "idempotency-key"])
+def test_under_the_lock_a_check_waits_for_the_database_three_times(table, users, key):
+    entries = _roll(table("cofd", manual=True), users, key, entries=True)
+    sqls = [entry["sql"] for entry in entries]
+    _, locked, _ = _split(sqls)
+    start = sqls.index(locked[0])
+    trips = [e["sql"] for e in entries[start : start + len(locked)] if not e.get("with_commit")]
+    assert len(trips) == ROUND_TRIPS_UNDER_LOCK, _listing(trips)
+    assert trips[-1].upper().startswith("COMMIT")
