@@ -212,7 +212,9 @@ class Sockets:
     """One socket per campaign, as its player; counts the events delivered."""
 
     events: int = 0
+    from_log: int = 0  # of which sent as a gap read from the log (a live message came late)
     tasks: list[asyncio.Task] = field(default_factory=list)
+    seqs: dict[str, set[int]] = field(default_factory=dict)  # per socket, to tell gaps from a tail
 
     async def open(self, port: int, tables: list[dict[str, Any]]) -> None:
         import websockets
@@ -229,11 +231,14 @@ class Sockets:
     async def _read(self, websockets: Any, url: str, headers: dict, opened: asyncio.Future) -> None:
         async with websockets.connect(url, additional_headers=headers) as socket:
             async for text in socket:
-                kind = json.loads(text).get("type")
-                if kind == "caught_up" and not opened.done():
+                frame = json.loads(text)
+                if frame["type"] == "caught_up" and not opened.done():
                     opened.set_result(None)
-                elif kind == "event":
-                    self.events += 1
+                elif frame["type"] in ("event", "events"):  # live, or a gap read from the log
+                    events = [frame["event"]] if frame["type"] == "event" else frame["events"]
+                    self.events += len(events)
+                    self.from_log += len(events) if frame["type"] == "events" else 0
+                    self.seqs.setdefault(url, set()).update(event["seq"] for event in events)
 
     async def delivered(self, expected: int, quiet: float = 5.0) -> float:
         """Wait until `expected` events have arrived, or none for `quiet` seconds (some were
@@ -245,6 +250,12 @@ class Sockets:
             if self.events != seen:
                 seen, last = self.events, time.perf_counter()
         return (time.perf_counter() if self.events >= expected else last) - start
+
+    def ended(self) -> list[str]:
+        """Sockets that ended before the bench closed them (the server closed them, say)."""
+        return [
+            repr(task.exception()) for task in self.tasks if task.done() and not task.cancelled()
+        ]
 
     async def close(self) -> None:
         for task in self.tasks:
@@ -357,8 +368,11 @@ async def measure(stack: Stack, tables: list, args: Any, open_rate: float) -> di
                 result.drain_seconds = await sockets.delivered(checks)
             result.cpu_seconds = stack.cpu() - before
             results[f"{endpoint} {mode}"] = result
+    gaps = sum(max(seen) - min(seen) + 1 - len(seen) for seen in sockets.seqs.values())
+    if ended := sockets.ended():
+        print(f"{stack.name}: {len(ended)} socket(s) ended early: {ended}")
     await sockets.close()
-    results["delivered"] = (sockets.events, checks)  # type: ignore[assignment]
+    results["delivered"] = (sockets.events, checks, sockets.from_log, gaps)  # type: ignore
     return results
 
 
@@ -408,10 +422,11 @@ def report(a: dict, b: dict, args: argparse.Namespace, open_rate: float) -> None
         print(f"{label:<48}{fa:>13.2f}{fb:>14.2f}{fb / fa if fa else float('nan'):>9.2f}")
     for name, results in (("(a)", a), ("(b)", b)):
         errors = {k: r.statuses for k, r in results.items() if k != "delivered" and r.errors}
-        delivered, checks = results["delivered"]
+        delivered, checks, from_log, gaps = results["delivered"]
         print(
-            f"{name}: events delivered to the sockets {delivered} of {checks} checks "
-            f"(until none came for 5 s); errors {errors}"
+            f"{name}: events delivered to the sockets {delivered} of {checks} checks (until none "
+            f"came for 5 s), {from_log} of them read from the log to fill a gap; seqs missing "
+            f"{gaps}; errors {errors}"
         )
     print(
         f"(a) uvicorn --workers {args.workers} (HTTP and sockets); (b) gunicorn gthread "
