@@ -1,8 +1,8 @@
 """Benchmark: the serving stack — uvicorn for everything vs gunicorn (REST) + uvicorn (sockets).
 
-    .venv/bin/python bench/serving.py [--quick] [--duration 4] [--clients 8] [--campaigns 8]
-                                      [--workers 2] [--database-url postgres://…]
-                                      [--redis-url redis://…]
+    .venv/bin/python bench/serving.py [--quick] [--duration 5] [--repeat 3] [--clients 8]
+                                      [--campaigns 8] [--workers 2] [--threads 8]
+                                      [--database-url postgres://…] [--redis-url redis://…]
 
 The production settings, as docker-compose runs them: PostgreSQL (a fresh database
 `<name>_serving` beside the one --database-url names, dropped at the end), the Redis channel
@@ -23,9 +23,11 @@ published through Redis and delivered), then in turn, after a warm-up:
 - POST /api/campaigns/<id>/checks/, closed loop, clients spread over `campaigns` campaigns (a
   player per campaign rolling Wits + Occult, token auth);
 - the same, open loop at half of (a)'s closed-loop rate (latency from the scheduled send).
-Measured: requests/s, p50/p99 latency, and the server processes' CPU per request (user + system
-from /proc before and after; every process of the stack, socket server included; PostgreSQL's and
-Redis's own CPU not counted). Printed in one table with the ratio (b)/(a) and the load average.
+Measured: requests/s, p50/p99 latency, the server processes' CPU per request (user + system from
+/proc before and after, once every broadcast of the phase has reached the sockets; every process of
+the stack, socket server included; PostgreSQL's and Redis's own CPU not counted). The pair is
+measured `repeat` times, alternating which stack goes first, since the machine is shared: printed
+in one table, the medians, their ratio (b)/(a), each round's ratio, and the load average.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import asyncio
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -50,7 +53,6 @@ from api import LOOPBACK, Result, cpu_seconds, free_port  # noqa: E402  (bench/ 
 from summary import record  # noqa: E402
 
 POOL_SIZE = "10"  # DB_POOL_MAX_SIZE: config/settings.py's default, stated here to print it
-WEB_THREADS = "8"  # config/gunicorn.py's default
 
 # --- the served application (this module, imported by uvicorn or gunicorn as `serving`) -------
 
@@ -130,7 +132,7 @@ def fresh_database(url: str) -> tuple[str, Any]:
     )
 
 
-def production_env(database_url: str, redis_url: str, workers: int) -> dict[str, str]:
+def production_env(database_url: str, redis_url: str, args: argparse.Namespace) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "CONN_MAX_AGE")}
     env.update(
         DATABASE_URL=database_url,
@@ -138,8 +140,8 @@ def production_env(database_url: str, redis_url: str, workers: int) -> dict[str,
         DJANGO_SETTINGS_MODULE="config.settings",
         DEBUG="0",
         DB_POOL_MAX_SIZE=POOL_SIZE,
-        WEB_WORKERS=str(workers),
-        WEB_THREADS=WEB_THREADS,
+        WEB_WORKERS=str(args.workers),
+        WEB_THREADS=str(args.threads),
         LOG_LEVEL="ERROR",
         WRITE_RATE="1000000/min",
         PYTHONWARNINGS="ignore:No directory at:UserWarning",  # no collectstatic in a checkout
@@ -249,7 +251,8 @@ class Sockets:
             await asyncio.sleep(0.05)
             if self.events != seen:
                 seen, last = self.events, time.perf_counter()
-        return (time.perf_counter() if self.events >= expected else last) - start
+        # At least the polling interval: "at once" is not measured finer than that.
+        return max(0.05, (time.perf_counter() if self.events >= expected else last) - start)
 
     def ended(self) -> list[str]:
         """Sockets that ended before the bench closed them (the server closed them, say)."""
@@ -379,72 +382,83 @@ async def measure(stack: Stack, tables: list, args: Any, open_rate: float) -> di
 # --- report ---------------------------------------------------------------------------------
 
 
-def report(a: dict, b: dict, args: argparse.Namespace, open_rate: float) -> None:
+def figures(results: dict, args: argparse.Namespace, open_rate: float) -> dict[str, float]:
+    """One stack's figures in one round, by label."""
+
     def ms(result: Result, q: float) -> float:
         return result.percentile(q) * 1000
 
-    rows: list[tuple[str, float, float]] = []
+    shown: dict[str, float] = {}
     for key, label in (("bare closed", "bare view"), ("checks closed", "check")):
-        ra, rb = a[key], b[key]
-        rows += [
-            (f"{label}: req/s, {args.clients} clients", ra.rate, rb.rate),
-            (f"{label}: server CPU ms / request", ra.cpu_ms, rb.cpu_ms),
-            (f"{label}: p50 ms", ms(ra, 50), ms(rb, 50)),
-            (f"{label}: p99 ms", ms(ra, 99), ms(rb, 99)),
-        ]
-        if key.startswith("checks"):
-            rows.append(
-                ("check: s until the broadcasts arrived", ra.drain_seconds, rb.drain_seconds)
-            )
-    rows.append(
-        (
-            "check CPU / bare view CPU (same stack)",
-            a["checks closed"].cpu_ms / a["bare closed"].cpu_ms,
-            b["checks closed"].cpu_ms / b["bare closed"].cpu_ms,
-        )
+        result = results[key]
+        shown[f"{label}: req/s, {args.clients} clients"] = result.rate
+        shown[f"{label}: server CPU ms / request"] = result.cpu_ms
+        shown[f"{label}: p50 ms"] = ms(result, 50)
+        shown[f"{label}: p99 ms"] = ms(result, 99)
+    shown["check: s until the broadcasts arrived"] = results["checks closed"].drain_seconds
+    shown["check CPU / bare view CPU (same stack)"] = (
+        results["checks closed"].cpu_ms / results["bare closed"].cpu_ms
     )
-    ra, rb = a["checks open"], b["checks open"]
-    rows += [
-        (f"check at {open_rate:.0f}/s (open loop): p50 ms", ms(ra, 50), ms(rb, 50)),
-        (f"check at {open_rate:.0f}/s (open loop): p99 ms", ms(ra, 99), ms(rb, 99)),
-        (f"check at {open_rate:.0f}/s (open loop): CPU ms / check", ra.cpu_ms, rb.cpu_ms),
-        (
-            f"check at {open_rate:.0f}/s: s until the broadcasts arrived",
-            ra.drain_seconds,
-            rb.drain_seconds,
-        ),
-    ]
-    header = f"{'figure':<48}{'(a) uvicorn':>13}{'(b) gunicorn':>14}{'(b)/(a)':>9}"
+    result = results["checks open"]
+    shown[f"check at {open_rate:.0f}/s (open loop): p50 ms"] = ms(result, 50)
+    shown[f"check at {open_rate:.0f}/s (open loop): p99 ms"] = ms(result, 99)
+    shown[f"check at {open_rate:.0f}/s (open loop): CPU ms / check"] = result.cpu_ms
+    shown[f"check at {open_rate:.0f}/s: s until the broadcasts arrived"] = result.drain_seconds
+    return shown
+
+
+def report(rounds: list[tuple[dict, dict]], args: argparse.Namespace, open_rate: float) -> None:
+    """Medians over the rounds, their ratio (b)/(a), and each round's ratio (the noise)."""
+    per_round = [(figures(a, args, open_rate), figures(b, args, open_rate)) for a, b in rounds]
+    header = (
+        f"{'figure (median of the rounds)':<48}{'(a) uvicorn':>13}{'(b) gunicorn':>14}"
+        f"{'(b)/(a)':>9}  each round's (b)/(a)"
+    )
     print()
     print(header)
     print("-" * len(header))
-    for label, fa, fb in rows:
-        print(f"{label:<48}{fa:>13.2f}{fb:>14.2f}{fb / fa if fa else float('nan'):>9.2f}")
-    for name, results in (("(a)", a), ("(b)", b)):
-        errors = {k: r.statuses for k, r in results.items() if k != "delivered" and r.errors}
-        delivered, checks, from_log, gaps = results["delivered"]
+    medians: dict[str, tuple[float, float]] = {}
+    for label in per_round[0][0]:
+        fa = statistics.median(fa[label] for fa, _ in per_round)
+        fb = statistics.median(fb[label] for _, fb in per_round)
+        medians[label] = (fa, fb)
+        each = " ".join(
+            f"{rb[label] / ra[label]:.2f}" if ra[label] else "—" for ra, rb in per_round
+        )
+        ratio = fb / fa if fa else float("nan")
+        print(f"{label:<48}{fa:>13.2f}{fb:>14.2f}{ratio:>9.2f}  {each}")
+    for name, index in (("(a)", 0), ("(b)", 1)):
+        delivered = [stack[index]["delivered"] for stack in rounds]
+        errors = [
+            {k: r.statuses for k, r in stack[index].items() if k != "delivered" and r.errors}
+            for stack in rounds
+        ]
         print(
-            f"{name}: events delivered to the sockets {delivered} of {checks} checks (until none "
-            f"came for 5 s), {from_log} of them read from the log to fill a gap; seqs missing "
-            f"{gaps}; errors {errors}"
+            f"{name}: events delivered to the sockets {sum(d[0] for d in delivered)} of "
+            f"{sum(d[1] for d in delivered)} checks (until none came for 5 s), "
+            f"{sum(d[2] for d in delivered)} of them read from the log to fill a gap; seqs "
+            f"missing {sum(d[3] for d in delivered)}; errors {[e for e in errors if e] or 'none'}"
         )
     print(
-        f"(a) uvicorn --workers {args.workers} (HTTP and sockets); (b) gunicorn gthread "
-        f"{args.workers} workers x {WEB_THREADS} threads (config/gunicorn.py) + uvicorn 1 worker "
-        f"(sockets). Production settings: PostgreSQL, Redis channel layer, DEBUG off, pool "
-        f"DB_POOL_MAX_SIZE={POOL_SIZE} per process, CONN_MAX_AGE 0; WRITE_RATE raised."
+        f"{len(rounds)} round(s), the stacks' order alternating. (a) uvicorn --workers "
+        f"{args.workers} (HTTP and sockets); (b) gunicorn gthread {args.workers} workers x "
+        f"{args.threads} threads (config/gunicorn.py) + uvicorn 1 worker (sockets). Production "
+        f"settings: PostgreSQL, Redis channel layer, DEBUG off, pool DB_POOL_MAX_SIZE={POOL_SIZE} "
+        "per process, CONN_MAX_AGE 0; WRITE_RATE raised."
     )
     print("CPU: every server process of the stack (PostgreSQL's and Redis's own not counted)")
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    ca, cb = a["checks closed"], b["checks closed"]
-    note = f"baseline: uvicorn serving everything, {args.workers} processes"
-    record("serving: checks/s, gunicorn REST + uvicorn sockets", cb.rate, "checks/s", ca.rate, note)
-    record("serving: server CPU per check, gunicorn + uvicorn", cb.cpu_ms, "ms", ca.cpu_ms, note)
+    note = f"baseline: uvicorn serving everything, {args.workers} processes (medians)"
+    rate = medians[f"check: req/s, {args.clients} clients"]
+    cpu = medians["check: server CPU ms / request"]
+    bare = medians["bare view: server CPU ms / request"]
+    record("serving: checks/s, gunicorn REST + uvicorn sockets", rate[1], "checks/s", rate[0], note)
+    record("serving: server CPU per check, gunicorn + uvicorn", cpu[1], "ms", cpu[0], note)
     record(
         "serving: bare view CPU per request, gunicorn",
-        b["bare closed"].cpu_ms,
+        bare[1],
         "ms",
-        a["bare closed"].cpu_ms,
+        bare[0],
         "baseline: the same view under uvicorn",
     )
 
@@ -459,11 +473,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--campaigns", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=8, help="WEB_THREADS (default: 8)")
+    parser.add_argument("--repeat", type=int, default=None, help="rounds (default 3; quick 1)")
     parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
     parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", ""))
     parser.add_argument("--prepare", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    args.duration = args.duration or (3.0 if args.quick else 6.0)
+    args.duration = args.duration or (3.0 if args.quick else 5.0)
+    args.repeat = args.repeat or (1 if args.quick else 3)
     args.warmup = 0.5 if args.quick else 1.0
     return args
 
@@ -471,7 +488,7 @@ def parse_args() -> argparse.Namespace:
 async def run(args: argparse.Namespace) -> None:
     database_url, drop = fresh_database(args.database_url)
     try:
-        env = production_env(database_url, args.redis_url, args.workers)
+        env = production_env(database_url, args.redis_url, args)
         prepared = subprocess.run(
             [sys.executable, __file__, "--prepare", str(args.campaigns)],
             env=env, cwd=ROOT, capture_output=True, text=True, timeout=300,
@@ -479,18 +496,22 @@ async def run(args: argparse.Namespace) -> None:
         if prepared.returncode:
             raise SystemExit(f"preparing the database failed:\n{prepared.stderr[-3000:]}")
         tables = json.loads(prepared.stdout.strip().splitlines()[-1])
-        measured: dict[str, dict] = {}
+        rounds: list[tuple[dict, dict]] = []
         open_rate = 0.0
-        for name in ("uvicorn", "gunicorn"):
-            print(f"{name}: measuring…", flush=True)
-            stack = Stack(name, env, args.workers)
-            try:
-                await stack.ready()
-                measured[name] = await measure(stack, tables, args, open_rate)
-            finally:
-                stack.stop()
-            open_rate = open_rate or measured[name]["checks closed"].rate / 2
-        report(measured["uvicorn"], measured["gunicorn"], args, open_rate)
+        for number in range(args.repeat):
+            measured: dict[str, dict] = {}
+            order = ("uvicorn", "gunicorn") if number % 2 == 0 else ("gunicorn", "uvicorn")
+            for name in order:
+                print(f"round {number + 1}: {name}: measuring…", flush=True)
+                stack = Stack(name, env, args.workers)
+                try:
+                    await stack.ready()
+                    measured[name] = await measure(stack, tables, args, open_rate)
+                finally:
+                    stack.stop()
+                open_rate = open_rate or measured[name]["checks closed"].rate / 2
+            rounds.append((measured["uvicorn"], measured["gunicorn"]))
+        report(rounds, args, open_rate)
     finally:
         drop()
 
