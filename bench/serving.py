@@ -19,7 +19,9 @@ Two stacks over real HTTP on 127.0.0.1, the same number of web processes (--work
 For each: one socket per campaign connected to the stack's socket server (so each check is
 published through Redis and delivered), then in turn, after a warm-up:
 - a bare Django view (POST /bench/bare/: the project's middleware, `HttpResponse("ok")`), closed
-  loop, `clients` clients back to back — the stack's floor;
+  loop, `clients` clients back to back — the stack's floor; then the same view as `async def`
+  (/bench/async/: what async views would save under uvicorn; under WSGI Django runs it in an
+  event loop of its own per request);
 - POST /api/campaigns/<id>/checks/, closed loop, clients spread over `campaigns` campaigns (a
   player per campaign rolling Wits + Occult, token auth);
 - the same, open loop at half of (a)'s closed-loop rate (latency from the scheduled send).
@@ -72,8 +74,16 @@ if __name__ != "__main__" and SERVE in ("asgi", "wsgi"):
     def bare(request: HttpRequest) -> HttpResponse:
         return HttpResponse("ok")
 
-    settings.ROOT_URLCONF = __name__  # the product's URLs plus /bench/bare/
-    urlpatterns = [path("bench/bare/", bare), path("", include("config.urls"))]
+    @csrf_exempt
+    async def bare_async(request: HttpRequest) -> HttpResponse:
+        return HttpResponse("ok")
+
+    settings.ROOT_URLCONF = __name__  # the product's URLs plus /bench/bare/ and /bench/async/
+    urlpatterns = [
+        path("bench/bare/", bare),
+        path("bench/async/", bare_async),
+        path("", include("config.urls")),
+    ]
 
 
 # --- the database ---------------------------------------------------------------------------
@@ -274,6 +284,13 @@ class Phase(Result):
     drain_seconds: float = 0.0  # after the last answer, until every broadcast had arrived
 
 
+ENDPOINTS = {
+    "bare": "/bench/bare/",
+    "async bare": "/bench/async/",
+    "checks": "/api/campaigns/{campaign}/checks/",
+}
+
+
 @dataclass
 class Target:
     path: str
@@ -281,11 +298,11 @@ class Target:
     body: dict[str, Any]
 
 
-def targets(tables: list[dict[str, Any]], clients: int, bare: bool) -> list[Target]:
+def targets(tables: list[dict[str, Any]], clients: int, endpoint: str) -> list[Target]:
     chosen = []
     for number in range(clients):
         table = tables[number % len(tables)]
-        path = "/bench/bare/" if bare else f"/api/campaigns/{table['campaign']}/checks/"
+        path = ENDPOINTS[endpoint].format(campaign=table["campaign"])
         body = {
             "character": table["character"],
             "traits": ["Wits", "Occult"],
@@ -353,20 +370,23 @@ async def measure(stack: Stack, tables: list, args: Any, open_rate: float) -> di
     async with httpx.AsyncClient(
         base_url=f"http://127.0.0.1:{stack.http}", limits=limits, timeout=30
     ) as client:
-        for endpoint, bare, mode in (
-            ("bare", True, "closed"),
-            ("checks", False, "closed"),
-            ("checks", False, "open"),
+        for endpoint, mode in (
+            ("bare", "closed"),
+            ("async bare", "closed"),
+            ("checks", "closed"),
+            ("checks", "open"),
         ):
             result = Phase(endpoint, "postgresql", args.workers, mode, args.duration)
-            chosen = targets(tables, args.clients, bare)
+            chosen = targets(tables, args.clients, endpoint)
             before = stack.cpu()
             if mode == "closed":
                 await closed_loop(client, chosen, result, args.warmup)
             else:  # at half of the first stack's closed-loop rate, for both stacks
                 open_rate = open_rate or results["checks closed"].rate / 2
                 await open_loop(client, chosen, result, open_rate)
-            if not bare:  # the broadcasts lag the answers: their CPU belongs to the checks
+            if (
+                endpoint == "checks"
+            ):  # the broadcasts lag the answers: their CPU belongs to the checks
                 checks += sum(result.statuses.get(status, 0) for status in (200, 201))
                 result.drain_seconds = await sockets.delivered(checks)
             result.cpu_seconds = stack.cpu() - before
@@ -389,7 +409,11 @@ def figures(results: dict, args: argparse.Namespace, open_rate: float) -> dict[s
         return result.percentile(q) * 1000
 
     shown: dict[str, float] = {}
-    for key, label in (("bare closed", "bare view"), ("checks closed", "check")):
+    for key, label in (
+        ("bare closed", "bare view"),
+        ("async bare closed", "the same, async def"),
+        ("checks closed", "check"),
+    ):
         result = results[key]
         shown[f"{label}: req/s, {args.clients} clients"] = result.rate
         shown[f"{label}: server CPU ms / request"] = result.cpu_ms
