@@ -293,3 +293,21 @@ def test_one_port_serves_a_roll_from_gunicorn_to_a_socket_on_uvicorn(tmp_path):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def test_a_wsgi_process_publishes_the_live_feed_from_an_event_loop_of_its_own(tmp_path):
+    """Without it each request would render the broadcast itself, and open the channel layer's
+    connections on a new event loop every time (config/wsgi.py)."""
+    probe = (
+        "import asyncio, threading, config.wsgi\n"
+        "from rolls.live.broadcast import _Publisher\n"
+        "names = [thread.name for thread in threading.enumerate()]\n"
+        "loop = _Publisher.loop\n"
+        "print('live-publish' in names, loop is not None and loop.is_running())"
+    )
+    env = {**os.environ, "VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path}/db"}
+    env.pop("REDIS_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["True", "True"], done.stderr[-2000:]
