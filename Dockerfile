@@ -1,7 +1,7 @@
 # The application image. docker-compose.yml runs it twice behind nginx: gunicorn for the pages and
 # the API (`gunicorn -c config/gunicorn.py`, config.wsgi) and uvicorn for the live feed's sockets
 # (config.asgi). Alone (`docker run`), its default command migrates and serves everything, sockets
-# included, from uvicorn on one port: simpler, at about 1.3x the CPU per API request (README,
+# included, from uvicorn on one port: simpler, at about twice the serving CPU per request (README,
 # "Scaling out").
 FROM python:3.11-slim
 

@@ -1,9 +1,9 @@
 """WSGI entry point: the pages, the REST API and /health/ under gunicorn (config/gunicorn.py).
 
 In production the live feed's sockets are served by `config.asgi` under uvicorn, and a reverse
-proxy puts both behind one port (/ws/ to uvicorn, the rest here: deploy/nginx.conf). WSGI costs
-about half the CPU per request of Django's ASGI handler, which runs every sync view through a
-thread hand-off (bench/serving.py measures both stacks).
+proxy puts both behind one port (/ws/ to uvicorn, the rest here: deploy/nginx.conf). Serving a
+request through WSGI costs about half the CPU of Django's ASGI handler, which runs every sync view
+through a thread hand-off (bench/serving.py measures both stacks).
 
 Two things uvicorn did for the ASGI app are done here:
 - a committed event is rendered and sent to the channel layer by a publishing loop in a thread of
