@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import re
@@ -106,6 +107,14 @@ def test_the_proxy_sends_sockets_to_live_and_everything_else_to_web():
     ws = text[text.index("location /ws/") :]
     for header in ("Upgrade $http_upgrade", "Connection $connection_upgrade", "Host $http_host"):
         assert f"proxy_set_header {header};" in ws
+    # The app is sent one address, the client's; a header from the internet is not believed.
+    assert text.count("proxy_set_header X-Forwarded-For $remote_addr;") == 2
+    assert "real_ip_header X-Forwarded-For;" in text
+    trusted = re.findall(r"set_real_ip_from (\S+);", text)
+    assert trusted and all(
+        ipaddress.ip_network(network).is_private or ipaddress.ip_network(network).is_loopback
+        for network in trusted
+    )
 
 
 def gunicorn_settings(**environ: str) -> dict:
