@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_WORKERS ?= 2
 
-.PHONY: run test test-services test-faults bench bench-quick lint fmt clean browser screenshots
+.PHONY: run test test-services test-faults bench bench-quick lint fmt clean browser proxy screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -26,6 +26,17 @@ browser:
 			echo "the browser tests need Debian's chromium: sudo apt-get install chromium" >&2; exit 1; \
 		fi; }
 
+# The deployment test serves through nginx with deploy/nginx.conf (tests/test_deployment.py).
+proxy:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing Debian's nginx-light for the deployment test"; \
+			(apt-get install -y -qq nginx-light >/dev/null 2>&1 || \
+			 (apt-get update -qq && apt-get install -y -qq nginx-light >/dev/null)); \
+		else \
+			echo "the deployment test needs nginx: sudo apt-get install nginx-light" >&2; exit 1; \
+		fi; }
+
 # What the browser tests inject into the pages (axe-core), as pinned by package-lock.json.
 node_modules: package.json package-lock.json
 	@command -v npm >/dev/null || { \
@@ -38,6 +49,9 @@ node_modules: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch node_modules
 
+# One uvicorn process serves the pages, the API and the sockets: one command, no proxy. Production
+# serves the pages and the API from gunicorn behind nginx, beside uvicorn for the sockets
+# (docker-compose.yml; README, "Scaling out"): that split pays with PostgreSQL and Redis.
 run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
@@ -52,7 +66,7 @@ test: $(STAMP) browser node_modules
 		-m "not postgres and not redis and not faults"
 
 # The whole suite against real services: DATABASE_URL=postgres://… REDIS_URL=redis://… required.
-test-services: $(STAMP) browser node_modules
+test-services: $(STAMP) browser node_modules proxy
 	@case "$$DATABASE_URL" in postgres*) ;; *) echo "test-services needs DATABASE_URL=postgres://..." >&2; exit 2;; esac
 	@case "$$REDIS_URL" in redis*) ;; *) echo "test-services needs REDIS_URL=redis://..." >&2; exit 2;; esac
 	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not faults"

@@ -2,6 +2,9 @@
 
     .venv/bin/python bench/all.py [--quick] [--database-url postgres://…]
 
+With a PostgreSQL URL, bench/serving.py also runs when REDIS_URL names a Redis (the production
+settings it compares the serving stacks on).
+
 Each script prints its own detailed table as it runs; at the end this prints every headline
 figure beside its in-run baseline and the ratio, with the date and the machine.
 """
@@ -47,6 +50,10 @@ def main() -> int:
         runs.insert(2, ["bench/log.py", "--events", "100000", *pg])
         trust = ["bench/trust.py", *trust_events]
         runs.insert(runs.index(trust) + 1, [*trust, *pg])
+        # The serving stacks on the production settings: also needs REDIS_URL (skips without).
+        runs.insert(
+            runs.index(["bench/api.py", *quick, *pg]) + 1, ["bench/serving.py", *quick, *pg]
+        )
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as summary:
         env = {**os.environ, "BENCH_SUMMARY": summary.name}
         failed = []

@@ -167,7 +167,9 @@ def postgres_database(url: str) -> Database:
     )
 
 
-CONN_MAX_AGE = os.environ.get("CONN_MAX_AGE", "60")  # config/settings.py's default
+# Only with DB_POOL_MAX_SIZE=0: with the pool (config/settings.py's default) connections go back
+# to the pool after each request and CONN_MAX_AGE is 0 whatever this says.
+CONN_MAX_AGE = os.environ.get("CONN_MAX_AGE", "60")
 
 
 def server_env(database: Database) -> dict[str, str]:
@@ -431,7 +433,16 @@ def report(results: list[Result]) -> None:
             print(f"         statuses: {r.statuses}")
     print("x …: ratio to the no-op endpoint, same database, workers and mode, in this run")
     print("cpu ms: the uvicorn processes' CPU per request (PostgreSQL's own CPU not included)")
-    print(f"PostgreSQL CONN_MAX_AGE: {CONN_MAX_AGE}")
+    pool = os.environ.get("DB_POOL_MAX_SIZE", "10")
+    connections = (
+        f"a pool of {pool} per process, CONN_MAX_AGE 0"
+        if pool != "0"
+        else f"no pool, CONN_MAX_AGE {CONN_MAX_AGE}"
+    )
+    print(
+        f"PostgreSQL connections: {connections}; channel layer: in-memory (REDIS_URL unset, one "
+        "process's sockets only: bench/serving.py measures the production settings with Redis)"
+    )
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     verdict(results)
 
@@ -494,7 +505,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--conn-max-age",
         default=CONN_MAX_AGE,
-        help="PostgreSQL CONN_MAX_AGE for the server (default: the settings' 60)",
+        help="PostgreSQL CONN_MAX_AGE for the server, only with DB_POOL_MAX_SIZE=0 (default 60)",
     )
     parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

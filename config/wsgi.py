@@ -1,6 +1,52 @@
+"""WSGI entry point: the pages, the REST API and /health/ under gunicorn (config/gunicorn.py).
+
+In production the live feed's sockets are served by `config.asgi` under uvicorn, and a reverse
+proxy puts both behind one port (/ws/ to uvicorn, the rest here: deploy/nginx.conf). Serving a
+request through WSGI costs about half the CPU of Django's ASGI handler, which runs every sync view
+through a thread hand-off (bench/serving.py measures both stacks).
+
+Two things uvicorn did for the ASGI app are done here:
+- a committed event is rendered and sent to the channel layer by a publishing loop in a thread of
+  this process (rolls/live/broadcast.py's `serving`), so a request neither renders the broadcast
+  nor opens the layer's connections on a fresh event loop each time;
+- behind the proxy, the client's address comes from X-Forwarded-For when the peer is trusted
+  (FORWARDED_ALLOW_IPS, as uvicorn's --forwarded-allow-ips; config/proxies.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
 import os
+import threading
+from typing import Any
 
 from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-application = get_wsgi_application()
+django_application = get_wsgi_application()
+
+from config.proxies import forwarded_for  # noqa: E402
+from config.sharing import warn_if_sqlite_is_shared  # noqa: E402
+from rolls.live.broadcast import serving  # noqa: E402
+
+warn_if_sqlite_is_shared()
+
+
+async def _no_request(scope: Any, receive: Any, send: Any) -> None:
+    return None
+
+
+def start_publishing_loop() -> asyncio.AbstractEventLoop:
+    """An event loop in a daemon thread that publishes this process's committed events.
+
+    Started after gunicorn forks (config/gunicorn.py keeps preload_app off): a loop started
+    before the fork would look alive in the children and never run."""
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="live-publish", daemon=True).start()
+    # `serving` binds the live feed's publisher to the loop that runs the wrapped application.
+    asyncio.run_coroutine_threadsafe(serving(_no_request)({}, None, None), loop).result(10)
+    return loop
+
+
+start_publishing_loop()
+application = forwarded_for(django_application)
