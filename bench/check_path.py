@@ -19,8 +19,8 @@ the process's CPU time over the checks it made; statements per check, counted by
 lock statement returns to the end of COMMIT, p50 and p99), then the same writers over 50
 campaigns (checks/s), then paced at half that rate (latency p50 and p99: a server that is not
 saturated). Printed: each figure beside the floor's and the ratio, with the load average (the
-machine is shared: read the ratios).
-PostgreSQL's own CPU is not measured separately; checks/s include it.
+machine is shared: read the ratios). PostgreSQL's own CPU per check is read from /proc for the
+server processes each writer's statements ran in (the database is on this machine).
 """
 
 from __future__ import annotations
@@ -126,14 +126,16 @@ def worker(
     holds: list[float] = []
     statements: list[int] = []
     latencies: list[float] = []
+    backends: set[int] = set()  # the PostgreSQL server processes this worker's statements ran in
     if mode == "floor":
-        run = _floor_runner(setup, holds)
+        run = _floor_runner(setup, holds, backends)
     else:
-        run = _check_runner(setup, holds, statements, count_statements)
+        run = _check_runner(setup, holds, statements, count_statements, backends)
     run()  # warm: imports, first-use reads, prepared statements
     holds.clear(), statements.clear()
     while time.time() < start_at:
         time.sleep(0.001)
+    pg0 = {pid: _cpu_of(pid) for pid in backends}
     cpu0, began = time.process_time(), time.perf_counter()
     done = 0
     next_start = began
@@ -151,6 +153,7 @@ def worker(
             {
                 "done": done,
                 "cpu": time.process_time() - cpu0,
+                "pg_cpu": sum(_cpu_of(pid) - pg0.get(pid, 0.0) for pid in backends),
                 "wall": time.perf_counter() - began,
                 "holds": holds,
                 "latencies": latencies,
@@ -160,7 +163,19 @@ def worker(
     )
 
 
-def _check_runner(setup: dict, holds: list, statements: list, count_statements: bool):
+def _cpu_of(pid: int) -> float:
+    """CPU seconds a process has used (user + system), read from /proc (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _check_runner(
+    setup: dict, holds: list, statements: list, count_statements: bool, backends: set
+):
     _django()
     from django.db import connection, transaction
     from django.test import Client
@@ -183,6 +198,7 @@ def _check_runner(setup: dict, holds: list, statements: list, count_statements: 
     def lock_timer(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
         if "FOR UPDATE" in sql:
+            backends.add(connection.connection.info.backend_pid)
             locked = time.perf_counter()
             transaction.on_commit(lambda: holds.append(time.perf_counter() - locked))
         return result
@@ -210,12 +226,13 @@ def _check_runner(setup: dict, holds: list, statements: list, count_statements: 
     return one
 
 
-def _floor_runner(setup: dict, holds: list):
+def _floor_runner(setup: dict, holds: list, backends: set):
     import hashlib
 
     import psycopg
 
     connection = psycopg.connect(os.environ["DATABASE_URL"])
+    backends.add(connection.info.backend_pid)
     floors = setup["floor_spread"] if setup.get("rotate") else [setup["floor"]]
     campaigns = itertools.cycle(random.sample(floors, len(floors)))
     payload = json.dumps(setup["payload"], sort_keys=True, separators=(",", ":"))
@@ -318,6 +335,7 @@ def phase(
     return {
         "per_s": done / wall,
         "cpu_ms": 1000 * sum(r["cpu"] for r in results) / max(done, 1),
+        "pg_cpu_ms": 1000 * sum(r["pg_cpu"] for r in results) / max(done, 1),
         "hold_p50": 1000 * statistics.median(holds) if holds else float("nan"),
         "hold_p99": 1000 * holds[int(0.99 * (len(holds) - 1))] if holds else float("nan"),
         "p99": 1000 * latencies[int(0.99 * (len(latencies) - 1))] if latencies else float("nan"),
@@ -375,6 +393,18 @@ def main() -> int:
     load = os.getloadavg()
     rows = [
         ("CPU per check, one writer (client process)", "ms", c_alone["cpu_ms"], f_alone["cpu_ms"]),
+        (
+            "PostgreSQL's CPU per check, one writer",
+            "ms",
+            c_alone["pg_cpu_ms"],
+            f_alone["pg_cpu_ms"],
+        ),
+        (
+            "total CPU per check (client + PostgreSQL)",
+            "ms",
+            c_alone["cpu_ms"] + c_alone["pg_cpu_ms"],
+            f_alone["cpu_ms"] + f_alone["pg_cpu_ms"],
+        ),
         ("checks/s, one writer", "/s", c_alone["per_s"], f_alone["per_s"]),
         (
             f"checks/s, {args.writers} writers on one campaign",
