@@ -14,6 +14,11 @@ sent to channel-layer groups so that a socket never receives content its member 
 
 Two groups per socket (all, and gm or user.<uid>): the in-memory layer's cost grows with them.
 
+A check is rendered from what its write had in hand (`rolls.reads.present.written_check`: the
+row, the campaign, the character, the open periods as of its seq, the dramatic failures its
+answer read under the lock), so its frames read only the roster (`roster`, one statement); an
+event read back from the log is rendered from fresh reads.
+
 In a server, a committed event is handed to one publisher task on the server's event loop, which
 renders it in a worker thread (it reads the database) and sends it, in commit order: a request
 waits neither for the rendering nor for a busy loop. Elsewhere (a command, a test) the committing
@@ -44,6 +49,8 @@ from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
 from redis.exceptions import MaxConnectionsError
 from redis.exceptions import TimeoutError as RedisTimeout
 
@@ -51,6 +58,7 @@ from accounts.revocation import access_revoked
 from campaign.models import Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.models import Event
+from eventlog.rows import columns, instance, width
 from eventlog.stream import on_event_committed
 from rolls.reads.present import CHECK_EVENT_TYPES, present_events, present_to_each
 
@@ -95,17 +103,17 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     cid = event.campaign_id
     subject = event.payload.get("user_id") if event.type in MEMBER_EVENTS else None
     base = {"type": MESSAGE_TYPE, "seq": event.seq, "event_type": event.type, "subject": subject}
-    members = Membership.objects.filter(campaign_id=cid)
+    memberships, names = roster(cid)
     if event.visibility == "public" and event.type not in CHECK_EVENT_TYPES:
         # The common case: rendered once, for a non-GM member when there is one.
-        sample = members.exclude(role=Role.GM).first() or members.first()
-        shown = present_events([event], sample)[0] if sample else None
+        players = [m for m in memberships if m.role != Role.GM]
+        sample = (players or memberships or [None])[0]
+        shown = present_events([event], sample, names)[0] if sample else None
         if shown and not shown["redacted"]:
             return [(group_all(cid), {**base, "rendered_for": "any", "text": event_frame(shown)})]
-    memberships = list(members)
     frames: dict[int, str] = {}  # members of one class of viewer share one rendering: one text
     texts: dict[int, str] = {}
-    for uid, shown in present_to_each(event, memberships).items():
+    for uid, shown in present_to_each(event, memberships, names).items():
         if id(shown) not in frames:
             frames[id(shown)] = event_frame(shown)
         texts[uid] = frames[id(shown)]
@@ -128,6 +136,26 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     message = {**base, "rendered_for": "member", "text": common, "full_for": own}
     pairs.append((group_all(cid), message))
     return pairs
+
+
+def roster(campaign_id: int) -> tuple[list[Membership], dict[int, str]]:
+    """The campaign's members and their usernames: one statement, hand-written (a broadcast's
+    only read when the write handed its facts over; the ORM's query building would cost more
+    than the rest of the rendering)."""
+    User = get_user_model()
+    users = User._meta.db_table
+    username = User._meta.get_field(User.USERNAME_FIELD).column
+    sql = (
+        f"SELECT {columns(Membership, 'm')}, u.{username} FROM {Membership._meta.db_table} m "
+        f"JOIN {users} u ON u.{User._meta.pk.column} = m.user_id "
+        "WHERE m.campaign_id = %s ORDER BY m.id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (campaign_id,))
+        rows = cursor.fetchall()
+    n = width(Membership)
+    members = [instance(Membership, row[:n]) for row in rows]
+    return members, {member.user_id: row[n] for member, row in zip(members, rows, strict=True)}
 
 
 Pairs = list[tuple[str, dict[str, Any]]]

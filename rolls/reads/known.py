@@ -18,7 +18,7 @@ from campaign.models import Campaign, Character, Membership, Role
 from eventlog.event_types import TASK_RESET
 from eventlog.models import Event
 from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.reads.visibility import may_see
+from rolls.reads.visibility import Facts, Shown, may_see
 from rolls.rules import RETRY_SYSTEMS, option, recorded_failed_attempt, task_key
 
 
@@ -109,21 +109,28 @@ def free_botch_available(
     return not known_uses(viewer, used)
 
 
-def dramatic_failure_taken(
-    *,
-    campaign: Campaign,
-    period_id: UUID | None,
-    character_id: UUID | str,
-    viewer: Membership | None = None,
-) -> bool:
-    """CofD: this character took an intentional dramatic failure in this chapter / scene."""
-    used = RuleUse.objects.filter(
+def dramatic_failures(
+    *, campaign: Campaign, period_id: UUID | None, character_id: UUID | str
+) -> list[Facts]:
+    """CofD: the rolls this character turned into intentional dramatic failures in this chapter /
+    scene, as the visibility facts `known_checks` decides on: one statement, read once for
+    every viewer (`rolls.checks.eligibility.Now`)."""
+    converted = RuleUse.objects.filter(
         campaign=campaign,
         rule="intentional_dramatic_failure",
         period_id=period_id,
         character_id=character_id,
+    ).values("check_seq")
+    rows = Check.objects.filter(campaign=campaign, seq__in=converted).values_list(
+        "visibility", "revealed", "audience"
     )
-    return bool(known_uses(viewer, used))
+    return [Facts(visibility, revealed, audience) for visibility, revealed, audience in rows]
+
+
+def known_checks(viewer: Membership | None, checks: Iterable[Shown]) -> list[Shown]:
+    """The checks among ``checks`` whose effects ``viewer`` knows of (all of them for the truth)."""
+    checks = list(checks)
+    return checks if _knows_all(viewer) else [c for c in checks if may_see(c, viewer)]
 
 
 def resources_for(
