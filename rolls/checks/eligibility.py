@@ -26,7 +26,7 @@ from campaign.models import Campaign, Chapter, Character, Membership, Role, Scen
 from eventlog.models import Visibility
 from rolls.models import Check
 from rolls.reads.known import dramatic_failures, known_checks, resources_for
-from rolls.reads.visibility import Shown, may_see, require_may_see
+from rolls.reads.visibility import may_see, require_may_see
 from rolls.rules import option
 from rolls.systems import age, cofd, nice_damnit
 
@@ -79,7 +79,7 @@ class Now:
     _balances: dict[str, dict[str, int]] = field(default_factory=dict)
     _characters: dict[UUID, Character | None] = field(default_factory=dict)
     _periods: dict[str, UUID | None] = field(default_factory=dict)  # "chapter" / "scene": open
-    _dramatic_failures: dict[tuple[UUID, UUID], list[Shown]] = field(default_factory=dict)
+    _dramatic_failures: dict[tuple[UUID, UUID], list[Check]] = field(default_factory=dict)
 
     def open_period(self, name: str) -> UUID | None:
         """The id of the open chapter or scene (``name``), None when none is open."""
