@@ -40,12 +40,11 @@ import json
 import logging
 import os
 import random
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
@@ -223,19 +222,38 @@ def _not_published(seq: int | None, error: Exception) -> None:
     logger.warning("live feed: seq %s not published (%s); sockets repair from the log", seq, error)
 
 
+class _SendingLoop:
+    """An event loop on a thread of its own, started once per process, for the processes that
+    serve no socket (a command, a WSGI worker, a test): AsyncToSync would start a loop and a
+    thread for every send (about half a millisecond of CPU per event), and a channel layer
+    keeps its connections per loop, so a loop per send was a new Redis connection each time."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: threading.Thread | None = None
+    _pid = 0
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            alive = cls._thread is not None and cls._thread.is_alive()
+            if cls._loop is None or not alive or cls._pid != os.getpid():  # new, or forked
+                cls._loop = asyncio.new_event_loop()
+                cls._thread = threading.Thread(
+                    target=cls._loop.run_forever, name="live-publish", daemon=True
+                )
+                cls._thread.start()
+                cls._pid = os.getpid()
+            return cls._loop
+
+
 def _send_now(pairs: Pairs) -> None:
     """Send from a process that serves no socket (a command, a worker, a test), and wait.
 
-    A thread that runs an event loop itself (an async test, Playwright's sync API in browser
-    tests) cannot wait on a coroutine (AsyncToSync refuses: it would deadlock that loop), so
-    the sending is done from a thread of its own there."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        async_to_sync(_send)(pairs)
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-publish") as pool:
-        pool.submit(async_to_sync(_send), pairs).result()
+    The sending runs on `_SendingLoop`'s thread, also when the committing thread runs an event
+    loop itself (an async test, Playwright's sync API in browser tests), which could not wait
+    on a coroutine of its own."""
+    asyncio.run_coroutine_threadsafe(_send(pairs), _SendingLoop.get()).result()
 
 
 def publish(event: Event) -> None:
