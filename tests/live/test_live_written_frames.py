@@ -12,11 +12,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
+from campaign import services as campaign_services
 from campaign.models import Membership
 from eventlog.models import Event
 from rolls.checks import followups, services
 from rolls.live import catchup
-from rolls.live.broadcast import messages_for
+from rolls.live.broadcast import group_user, messages_for
 from rolls.models import Check
 from rolls.reads.present import present_check, present_to_each, written_check
 from tests.live.conftest import FAILURE, SUCCESS
@@ -110,6 +111,30 @@ def test_offers_follow_what_each_viewer_knows_before_and_after_a_reveal(table, u
     frames = dict(_each(after.event, _members(table)))
     assert _offers(frames[users["alice"].pk]) == []
     assert frames[users["alice"].pk] == frames[users["boris"].pk]  # nothing left to offer her
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("visibility", ["private", "blind"])
+def test_members_who_came_or_went_after_the_roll_see_what_a_fresh_read_shows(
+    table, users, visibility
+):
+    """Frames are sent after COMMIT, to the members then: one who joined after the roll gets
+    the stub, one removed before the frames were sent gets nothing, an observer the stub."""
+    check = _write(table, "alice", visibility)
+    campaign_services.join_campaign(invite_code=table.campaign.invite_code, user=users["stranger"])
+    campaign_services.leave_campaign(
+        campaign=table.campaign, actor=users["gm"], user_id=users["boris"].pk
+    )
+    _assert_frames_are_a_fresh_reads(table, check)
+    frames = dict(_each(check.event, _members(table)))
+    assert users["boris"].pk not in frames
+    for name in ("stranger", "olga"):
+        assert frames[users[name].pk]["redacted"], name
+    pairs = messages_for(check.event)
+    assert group_user(table.id, users["boris"].pk) not in {group for group, _ in pairs}
+    assert all(users["boris"].pk not in message.get("full_for", []) for _, message in pairs)
+    owner_sees = visibility == "private"
+    assert frames[users["alice"].pk]["redacted"] is not owner_sees
 
 
 @pytest.mark.django_db
