@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -26,7 +25,7 @@ from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, cal
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene
 from eventlog.models import Visibility
 from rolls.models import Check
-from rolls.reads.known import dramatic_failure_taken, resources_for
+from rolls.reads.known import dramatic_failures, known_checks, resources_for
 from rolls.reads.visibility import may_see, require_may_see
 from rolls.rules import option
 from rolls.systems import age, cofd, nice_damnit
@@ -71,29 +70,40 @@ class Offer:
 @dataclass
 class Now:
     """The table as a rule reads it: the truth (``knower`` None, for the services) or what one
-    member may know (for the offers shown to them). Read once per presentation."""
+    member may know (for the offers shown to them). Read once per presentation: the copies made
+    for each viewer (`known_to`) share what was read (characters, open periods, the dramatic
+    failures taken, kept as the truth), and each shows its viewer only what they may know."""
 
     campaign: Campaign
     knower: Membership | None = None
     _balances: dict[str, dict[str, int]] = field(default_factory=dict)
     _characters: dict[UUID, Character | None] = field(default_factory=dict)
-    _taken: dict[tuple[UUID, UUID], bool] = field(default_factory=dict)
+    _periods: dict[str, UUID | None] = field(default_factory=dict)  # "chapter" / "scene": open
+    _dramatic_failures: dict[tuple[UUID, UUID], list[Check]] = field(default_factory=dict)
 
-    @cached_property
-    def chapter(self) -> Chapter | None:
-        return Chapter.open_in(self.campaign)
+    def open_period(self, name: str) -> UUID | None:
+        """The id of the open chapter or scene (``name``), None when none is open."""
+        if name not in self._periods:
+            found = (Chapter if name == "chapter" else Scene).open_in(self.campaign)
+            self._periods[name] = None if found is None else found.pk
+        return self._periods[name]
 
-    @cached_property
-    def scene(self) -> Scene | None:
-        return Scene.open_in(self.campaign)
+    def as_rolled(self, check: Check) -> Now:
+        """This reading, made by the write of ``check``: the periods open as of its seq are the
+        check's own (a roll opens and closes none), so presenting it reads none of them."""
+        self._periods.setdefault("chapter", check.chapter_id)
+        self._periods.setdefault("scene", check.scene_id)
+        return self
 
     def known_to(self, viewer: Membership) -> Now:
         """The same reading of the table, for what ``viewer`` may know (balances are theirs)."""
-        other = Now(self.campaign, viewer, _characters=self._characters)
-        for shared in ("chapter", "scene"):
-            if shared in self.__dict__:
-                other.__dict__[shared] = self.__dict__[shared]
-        return other
+        return Now(
+            self.campaign,
+            viewer,
+            _characters=self._characters,
+            _periods=self._periods,
+            _dramatic_failures=self._dramatic_failures,
+        )
 
     def character(self, character_id: UUID) -> Character | None:
         if character_id not in self._characters:
@@ -103,14 +113,11 @@ class Now:
 
     def dramatic_failure_taken(self, period_id: UUID, character_id: UUID) -> bool:
         key = (period_id, character_id)
-        if key not in self._taken:
-            self._taken[key] = dramatic_failure_taken(
-                campaign=self.campaign,
-                period_id=period_id,
-                character_id=character_id,
-                viewer=self.knower,
+        if key not in self._dramatic_failures:  # one read for every viewer
+            self._dramatic_failures[key] = dramatic_failures(
+                campaign=self.campaign, period_id=period_id, character_id=character_id
             )
-        return self._taken[key]
+        return bool(known_checks(self.knower, self._dramatic_failures[key]))
 
     def resource(self, character: Character, name: str) -> int:
         key = str(character.pk)
@@ -159,8 +166,7 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
     if mode in ("per_chapter", "per_scene"):
         name = "chapter" if mode == "per_chapter" else "scene"
         period_id = check.chapter_id if mode == "per_chapter" else check.scene_id
-        current = now.chapter if mode == "per_chapter" else now.scene
-        if period_id is None or current is None or current.pk != period_id:
+        if period_id is None or now.open_period(name) != period_id:
             raise Conflict(name, str(PERIOD_OVER[name]))
         if now.dramatic_failure_taken(period_id, character.pk):
             raise Conflict("check", str(ALREADY_TAKEN[name]).format(name=character.name))

@@ -14,6 +14,11 @@ sent to channel-layer groups so that a socket never receives content its member 
 
 Two groups per socket (all, and gm or user.<uid>): the in-memory layer's cost grows with them.
 
+A check is rendered from what its write had in hand (`rolls.reads.present.written_check`: the
+row, the campaign, the character, the open periods as of its seq, the dramatic failures its
+answer read under the lock), so its frames read only the roster (`roster`, one statement); an
+event read back from the log is rendered from fresh reads.
+
 In a server, a committed event is handed to one publisher task on the server's event loop, which
 renders it in a worker thread (it reads the database) and sends it, in commit order: a request
 waits neither for the rendering nor for a busy loop. Elsewhere (a command, a test) the committing
@@ -35,15 +40,16 @@ import json
 import logging
 import os
 import random
+import threading
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
 from redis.exceptions import MaxConnectionsError
 from redis.exceptions import TimeoutError as RedisTimeout
 
@@ -51,6 +57,7 @@ from accounts.revocation import access_revoked
 from campaign.models import Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.models import Event
+from eventlog.rows import columns, instance, width
 from eventlog.stream import on_event_committed
 from rolls.reads.present import CHECK_EVENT_TYPES, present_events, present_to_each
 
@@ -95,17 +102,17 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     cid = event.campaign_id
     subject = event.payload.get("user_id") if event.type in MEMBER_EVENTS else None
     base = {"type": MESSAGE_TYPE, "seq": event.seq, "event_type": event.type, "subject": subject}
-    members = Membership.objects.filter(campaign_id=cid)
+    memberships, names = roster(cid)
     if event.visibility == "public" and event.type not in CHECK_EVENT_TYPES:
         # The common case: rendered once, for a non-GM member when there is one.
-        sample = members.exclude(role=Role.GM).first() or members.first()
-        shown = present_events([event], sample)[0] if sample else None
+        players = [m for m in memberships if m.role != Role.GM]
+        sample = (players or memberships or [None])[0]
+        shown = present_events([event], sample, names)[0] if sample else None
         if shown and not shown["redacted"]:
             return [(group_all(cid), {**base, "rendered_for": "any", "text": event_frame(shown)})]
-    memberships = list(members)
     frames: dict[int, str] = {}  # members of one class of viewer share one rendering: one text
     texts: dict[int, str] = {}
-    for uid, shown in present_to_each(event, memberships).items():
+    for uid, shown in present_to_each(event, memberships, names).items():
         if id(shown) not in frames:
             frames[id(shown)] = event_frame(shown)
         texts[uid] = frames[id(shown)]
@@ -128,6 +135,26 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     message = {**base, "rendered_for": "member", "text": common, "full_for": own}
     pairs.append((group_all(cid), message))
     return pairs
+
+
+def roster(campaign_id: int) -> tuple[list[Membership], dict[int, str]]:
+    """The campaign's members and their usernames: one statement, hand-written (a broadcast's
+    only read when the write handed its facts over; the ORM's query building would cost more
+    than the rest of the rendering)."""
+    User = get_user_model()
+    users = User._meta.db_table
+    username = User._meta.get_field(User.USERNAME_FIELD).column
+    sql = (
+        f"SELECT {columns(Membership, 'm')}, u.{username} FROM {Membership._meta.db_table} m "
+        f"JOIN {users} u ON u.{User._meta.pk.column} = m.user_id "
+        "WHERE m.campaign_id = %s ORDER BY m.id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (campaign_id,))
+        rows = cursor.fetchall()
+    n = width(Membership)
+    members = [instance(Membership, row[:n]) for row in rows]
+    return members, {member.user_id: row[n] for member, row in zip(members, rows, strict=True)}
 
 
 Pairs = list[tuple[str, dict[str, Any]]]
@@ -195,19 +222,38 @@ def _not_published(seq: int | None, error: Exception) -> None:
     logger.warning("live feed: seq %s not published (%s); sockets repair from the log", seq, error)
 
 
+class _SendingLoop:
+    """An event loop on a thread of its own, started once per process, for the processes that
+    serve no socket (a command, a WSGI worker, a test): AsyncToSync would start a loop and a
+    thread for every send (about half a millisecond of CPU per event), and a channel layer
+    keeps its connections per loop, so a loop per send was a new Redis connection each time."""
+
+    _lock = threading.Lock()
+    _loop: asyncio.AbstractEventLoop | None = None
+    _thread: threading.Thread | None = None
+    _pid = 0
+
+    @classmethod
+    def get(cls) -> asyncio.AbstractEventLoop:
+        with cls._lock:
+            alive = cls._thread is not None and cls._thread.is_alive()
+            if cls._loop is None or not alive or cls._pid != os.getpid():  # new, or forked
+                cls._loop = asyncio.new_event_loop()
+                cls._thread = threading.Thread(
+                    target=cls._loop.run_forever, name="live-publish", daemon=True
+                )
+                cls._thread.start()
+                cls._pid = os.getpid()
+            return cls._loop
+
+
 def _send_now(pairs: Pairs) -> None:
     """Send from a process that serves no socket (a command, a worker, a test), and wait.
 
-    A thread that runs an event loop itself (an async test, Playwright's sync API in browser
-    tests) cannot wait on a coroutine (AsyncToSync refuses: it would deadlock that loop), so
-    the sending is done from a thread of its own there."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        async_to_sync(_send)(pairs)
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="live-publish") as pool:
-        pool.submit(async_to_sync(_send), pairs).result()
+    The sending runs on `_SendingLoop`'s thread, also when the committing thread runs an event
+    loop itself (an async test, Playwright's sync API in browser tests), which could not wait
+    on a coroutine of its own."""
+    asyncio.run_coroutine_threadsafe(_send(pairs), _SendingLoop.get()).result()
 
 
 def publish(event: Event) -> None:

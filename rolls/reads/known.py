@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from uuid import UUID
 
+from django.db import connection
+
 from campaign.models import Campaign, Character, Membership, Role
 from eventlog.event_types import TASK_RESET
 from eventlog.models import Event
+from eventlog.rows import columns, instance
 from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.reads.visibility import may_see
+from rolls.reads.visibility import Shown, may_see
 from rolls.rules import RETRY_SYSTEMS, option, recorded_failed_attempt, task_key
 
 
@@ -109,21 +112,33 @@ def free_botch_available(
     return not known_uses(viewer, used)
 
 
-def dramatic_failure_taken(
-    *,
-    campaign: Campaign,
-    period_id: UUID | None,
-    character_id: UUID | str,
-    viewer: Membership | None = None,
-) -> bool:
-    """CofD: this character took an intentional dramatic failure in this chapter / scene."""
-    used = RuleUse.objects.filter(
-        campaign=campaign,
-        rule="intentional_dramatic_failure",
-        period_id=period_id,
-        character_id=character_id,
+def dramatic_failures(
+    *, campaign: Campaign, period_id: UUID | None, character_id: UUID | str
+) -> list[Check]:
+    """CofD: the rolls this character turned into intentional dramatic failures in this chapter /
+    scene (`known_checks` tells what a viewer knows of them): one hand-written statement, read
+    once for every viewer (`rolls.checks.eligibility.Now`) on a check's hot path."""
+    uses, checks = RuleUse._meta, Check._meta
+    uuid = uses.get_field("period_id")
+    params = [campaign.pk, "intentional_dramatic_failure"]
+    params += [uuid.get_db_prep_value(character_id, connection)]
+    if period_id is not None:
+        params += [uuid.get_db_prep_value(period_id, connection)]
+    sql = (
+        f"SELECT {columns(Check, 'k')} FROM {uses.db_table} u "
+        f"JOIN {checks.db_table} k ON k.campaign_id = u.campaign_id AND k.seq = u.check_seq "
+        "WHERE u.campaign_id = %s AND u.rule = %s AND u.character_id = %s AND u.period_id "
+        + ("IS NULL" if period_id is None else "= %s")
     )
-    return bool(known_uses(viewer, used))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [instance(Check, row) for row in cursor.fetchall()]
+
+
+def known_checks(viewer: Membership | None, checks: Iterable[Shown]) -> list[Shown]:
+    """The checks among ``checks`` whose effects ``viewer`` knows of (all of them for the truth)."""
+    checks = list(checks)
+    return checks if _knows_all(viewer) else [c for c in checks if may_see(c, viewer)]
 
 
 def resources_for(

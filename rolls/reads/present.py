@@ -82,7 +82,7 @@ def _now_of(check: Check, viewer: Membership) -> eligibility.Now:
     check it returns), else a fresh one."""
     decided_in = getattr(check, "now", None)
     if decided_in is not None:
-        return decided_in.known_to(viewer)
+        return decided_in.as_rolled(check).known_to(viewer)
     return _now(check.campaign_id, viewer)
 
 
@@ -109,15 +109,41 @@ def _facts(event: Event, checks: dict[int, Check]) -> Check | Facts:
     return Facts(event.visibility, audience=[event.actor_id])
 
 
-class _EventPresenter:
-    """Presents a batch of events for any number of members, reading what they share once."""
+def written_check(event: Event) -> Check | None:
+    """The check row the write of ``event`` inserted, with the reading of the table it was
+    decided in (`check_roll` leaves both): the table as of the event's seq, read under the stream
+    lock. None for an event read from the log (or written by anything else)."""
+    if event.type != CHECK_ROLLED:
+        return None
+    for row in getattr(event, "projected", ()):
+        if isinstance(row, Check) and getattr(row, "now", None) is not None:
+            return row
+    return None
 
-    def __init__(self, events: list[Event]) -> None:
+
+class _EventPresenter:
+    """Presents a batch of events for any number of members, reading what they share once.
+
+    ``names``: usernames the caller has read already (the actors not among them are read).
+    A check the write of the event has just inserted (`written_check`) is presented from what
+    the write had in hand: the row, the campaign, the character and the open periods as of its
+    seq, and the dramatic failures taken as its answer read them under the lock."""
+
+    def __init__(self, events: list[Event], names: dict[int, str] | None = None) -> None:
         self.events = events
-        self.names = _usernames({event.actor_id for event in events})
+        actors = {event.actor_id for event in events if event.actor_id is not None}
+        names = names or {}
+        self.names = {
+            **{uid: names[uid] for uid in actors if uid in names},
+            **_usernames(actors - names.keys()),
+        }
         self._checks: dict[int, Check] | None = None
         self._now: eligibility.Now | None = None  # one reading of the table, shared by members
         self._nows: dict[tuple[int, str], eligibility.Now] = {}
+        written = [check for event in events if (check := written_check(event)) is not None]
+        if len(written) == len(events) == 1:
+            self._checks = {written[0].seq: written[0]}
+            self._now = written[0].now.as_rolled(written[0])
 
     @property
     def checks(self) -> dict[int, Check]:
@@ -137,12 +163,7 @@ class _EventPresenter:
         key = (viewer.user_id, viewer.role)
         now = self._nows.get(key)
         if now is None:
-            base = self._base_now(viewer)
-            for other in self._nows.values():  # the open chapter and scene as already read
-                for shared in ("chapter", "scene"):
-                    if shared in other.__dict__:
-                        base.__dict__.setdefault(shared, other.__dict__[shared])
-            now = self._nows[key] = base.known_to(viewer)
+            now = self._nows[key] = self._base_now(viewer).known_to(viewer)
         return now
 
     def _base_now(self, viewer: Membership) -> eligibility.Now:
@@ -236,14 +257,19 @@ class _EventPresenter:
         return shown
 
 
-def present_events(events: Iterable[Event], viewer: Membership) -> list[dict[str, Any]]:
-    return _EventPresenter(list(events)).for_member(viewer)
+def present_events(
+    events: Iterable[Event], viewer: Membership, names: dict[int, str] | None = None
+) -> list[dict[str, Any]]:
+    return _EventPresenter(list(events), names).for_member(viewer)
 
 
-def present_to_each(event: Event, members: list[Membership]) -> dict[int, dict[str, Any]]:
+def present_to_each(
+    event: Event, members: list[Membership], names: dict[int, str] | None = None
+) -> dict[int, dict[str, Any]]:
     """One event as each member may see it (the live feed's per-audience rendering), rendered
-    once per class of viewer: members of one class share the same dict."""
-    shown = _EventPresenter([event]).by_class(members)
+    once per class of viewer: members of one class share the same dict. ``names``: the members'
+    usernames when the caller has them."""
+    shown = _EventPresenter([event], names).by_class(members)
     return {member.user_id: own[0] for member, own in zip(members, shown, strict=True)}
 
 
