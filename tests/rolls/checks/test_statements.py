@@ -32,7 +32,7 @@ UNDER_LOCK = {
 # Round trips under the lock on PostgreSQL: the lock and the table, the append, and the COMMIT,
 # which carries the check row and the key's answer with it (eventlog/commit.py).
 ROUND_TRIPS_UNDER_LOCK = 3
-BROADCAST_AT_MOST = 5  # after COMMIT, in the request thread (rolls/live/broadcast.py)
+BROADCAST_AT_MOST = 1  # after COMMIT: the roster (rolls/live/broadcast.py, rolls/reads/present.py)
 
 
 def _roll(table, users, key: str | None, entries: bool = False) -> list:
