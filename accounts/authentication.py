@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
@@ -22,14 +21,12 @@ class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
         user_model = get_user_model()
         width = rows.width(Token)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {rows.columns(Token, 't')}, {rows.columns(user_model, 'u')} "
-                f"FROM {Token._meta.db_table} t JOIN {user_model._meta.db_table} u "
-                "ON u.id = t.user_id WHERE t.key = %s",
-                (key,),
-            )
-            found = cursor.fetchone()
+        found = rows.fetchone(
+            f"SELECT {rows.columns(Token, 't')}, {rows.columns(user_model, 'u')} "
+            f"FROM {Token._meta.db_table} t JOIN {user_model._meta.db_table} u "
+            "ON u.id = t.user_id WHERE t.key = %s",
+            (key,),
+        )
         if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         token = rows.instance(Token, found[:width])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db import connection
 from django.utils.translation import gettext as _
 
 from campaign.errors import NotAllowed, NotFound
@@ -26,14 +25,12 @@ def member_with_campaign(campaign_id: int, user: User | None) -> tuple[Campaign,
     if user is None or not user.is_authenticated:
         return None
     width = rows.width(Membership)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {rows.columns(Membership, 'm')}, {rows.columns(Campaign, 'c')} "
-            f"FROM {Membership._meta.db_table} m JOIN {Campaign._meta.db_table} c "
-            "ON c.id = m.campaign_id WHERE m.campaign_id = %s AND m.user_id = %s",
-            (campaign_id, user.pk),
-        )
-        found = cursor.fetchone()
+    found = rows.fetchone(
+        f"SELECT {rows.columns(Membership, 'm')}, {rows.columns(Campaign, 'c')} "
+        f"FROM {Membership._meta.db_table} m JOIN {Campaign._meta.db_table} c "
+        "ON c.id = m.campaign_id WHERE m.campaign_id = %s AND m.user_id = %s",
+        (campaign_id, user.pk),
+    )
     if found is None:
         return None
     membership = rows.instance(Membership, found[:width])

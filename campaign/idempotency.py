@@ -74,13 +74,11 @@ def earlier_answer(scope: Scope, field: str) -> Answer | None:
     """The recorded answer for this key, if any (call inside the write's transaction): one
     hand-written query, since every write with a key asks it."""
     meta = IdempotentRequest._meta
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {rows.columns(IdempotentRequest, 'r')} FROM {meta.db_table} r "
-            "WHERE r.user_id = %s AND r.campaign_id = %s AND r.key = %s",
-            (scope.user_id, scope.campaign_id, scope.key),
-        )
-        found = cursor.fetchone()
+    found = rows.fetchone(
+        f"SELECT {rows.columns(IdempotentRequest, 'r')} FROM {meta.db_table} r "
+        "WHERE r.user_id = %s AND r.campaign_id = %s AND r.key = %s",
+        (scope.user_id, scope.campaign_id, scope.key),
+    )
     row = None if found is None else rows.instance(IdempotentRequest, found)
     if row is None:
         return None

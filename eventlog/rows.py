@@ -54,3 +54,16 @@ def instance(model: type[M], values: Sequence[Any]) -> M | None:
     if values[0] is None:
         return None
     return model.from_db(connection.alias, None, converter(model)(values))
+
+
+def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
+    """The rows of a hand-written read on the hot path: a prepared statement on PostgreSQL
+    (server-side binding, planned once per connection), Django's cursor on SQLite."""
+    from eventlog.recorders import recorder
+
+    return recorder(connection.alias).fetch(sql, params)
+
+
+def fetchone(sql: str, params: Sequence[Any]) -> tuple | None:
+    found = fetch(sql, params)
+    return found[0] if found else None

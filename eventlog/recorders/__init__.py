@@ -87,6 +87,10 @@ class Recorder(Protocol):
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
         """`rows` as `Recorded` events (a replay): no queryset, no model instance."""
 
+    def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """The rows of a hand-written read (``%s`` placeholders), prepared where the backend
+        can: the hot path's joins (`eventlog.rows.fetch`)."""
+
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         """One read-model row (values as the field prepared them); its generated id."""
 

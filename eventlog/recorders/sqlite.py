@@ -106,6 +106,12 @@ class SqliteRecorder:
             yield Recorded(row)
 
     @django_errors
+    def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """A hand-written read through Django's cursor (SQLite caches its statements itself)."""
+        with self.connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = (
             f"INSERT INTO {table} ({', '.join(columns)}) "

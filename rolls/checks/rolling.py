@@ -21,7 +21,7 @@ from campaign.models import (
     Session,
     SessionSecret,
 )
-from eventlog.rows import columns, instance, width
+from eventlog.rows import columns, fetchone, instance, width
 from eventlog.stream import held, lock_clause
 from rolls import systems
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
@@ -93,9 +93,9 @@ def read_table(campaign: Campaign, character: Any) -> Table:
     """The `Table` of ``campaign`` (locked by the caller); ``character`` as the request named it
     (404 naming the field when the campaign has no such character)."""
     param = _character_param(character)
-    with connection.cursor() as cursor:
-        cursor.execute(_table_sql(f"FROM {Campaign._meta.db_table} cc"), (param, campaign.pk))
-        table = _table(cursor.fetchone(), character)
+    table = _table(
+        fetchone(_table_sql(f"FROM {Campaign._meta.db_table} cc"), (param, campaign.pk)), character
+    )
     if param is not None and table.character is None:
         raise NotFound("character", _("no such character in this campaign"))
     return table
@@ -121,9 +121,7 @@ def lock_table(campaign_id: int, character: Any) -> tuple[Campaign, Table | None
     # was granted they are stale, and the table is read again (a new statement sees them).
     sql = _table_sql(f", (SELECT x.head_seq FROM {table} x WHERE x.id = cc.id) FROM {table} cc")
     sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1) + lock_clause("cc")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, (param, campaign_id))
-        row = cursor.fetchone()
+    row = fetchone(sql, (param, campaign_id))
     if row is None:
         raise Campaign.DoesNotExist(f"no campaign {campaign_id}")
     campaign = held(instance(Campaign, row[:n]))
