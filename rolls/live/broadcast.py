@@ -49,7 +49,6 @@ from channels.db import database_sync_to_async
 from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import connection
 from redis.exceptions import MaxConnectionsError
 from redis.exceptions import TimeoutError as RedisTimeout
 
@@ -57,7 +56,7 @@ from accounts.revocation import access_revoked
 from campaign.models import Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.models import Event
-from eventlog.rows import columns, instance, width
+from eventlog.rows import columns, fetch, instance, width
 from eventlog.stream import on_event_committed
 from rolls.reads.present import CHECK_EVENT_TYPES, present_events, present_to_each
 
@@ -149,9 +148,7 @@ def roster(campaign_id: int) -> tuple[list[Membership], dict[int, str]]:
         f"JOIN {users} u ON u.{User._meta.pk.column} = m.user_id "
         "WHERE m.campaign_id = %s ORDER BY m.id"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, (campaign_id,))
-        rows = cursor.fetchall()
+    rows = fetch(sql, (campaign_id,))  # prepared on PostgreSQL
     n = width(Membership)
     members = [instance(Membership, row[:n]) for row in rows]
     return members, {member.user_id: row[n] for member, row in zip(members, rows, strict=True)}
