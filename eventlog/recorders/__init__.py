@@ -87,6 +87,13 @@ class Recorder(Protocol):
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
         """`rows` as `Recorded` events (a replay): no queryset, no model instance."""
 
+    def replay_rows(
+        self, campaign_id: int, *, after: int = 0, batch: int = 5000
+    ) -> Iterator[tuple]:
+        """A replay's rows (`eventlog.replay.replay`): id, seq, type, the payload's canonical
+        text, actor, created_at as stored and as the event document's text, visibility, the four
+        context ids as stored, the same four as text, prev_hash, hash."""
+
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         """One read-model row (values as the field prepared them); its generated id."""
 

@@ -58,6 +58,20 @@ def select_sql(limit: bool) -> str:
     )
 
 
+@cache
+def replay_sql() -> str:
+    """A replay's rows: the hashed canonical text (the jsonb's text for rows appended without
+    it), the ids and the time as text (COPY takes them back so; the session's time zone is UTC)
+    and the time also as the event document has it."""
+    return (
+        "SELECT id, seq, type, COALESCE(payload_text, payload::text), actor_id, created_at::text, "
+        "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'), "
+        "visibility, session_id::text, scene_id::text, chapter_id::text, character_id::text, "
+        f"prev_hash, hash FROM {event_table()} WHERE campaign_id = %s AND seq > %s "
+        "ORDER BY seq LIMIT %s"
+    )
+
+
 class PostgresRecorder:
     def __init__(self, connection: BaseDatabaseWrapper) -> None:
         self.connection = connection
@@ -125,6 +139,39 @@ class PostgresRecorder:
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
         for row in self.rows(campaign_id, after=after, batch=batch):
             yield Recorded(row)
+
+    def replay_rows(
+        self, campaign_id: int, *, after: int = 0, batch: int = 5000
+    ) -> Iterator[tuple]:
+        sql = replay_sql()
+        while True:
+            began = time.monotonic()
+            with self._cursor() as cursor:
+                cursor.execute(sql, (campaign_id, after, batch), prepare=True)
+                rows = cursor.fetchall()
+            logged(self.connection, sql, began)
+            for pk, seq, type_, text, actor, created, created_text, visibility, *rest in rows:
+                session, scene, chapter, character, prev, hash_ = rest
+                yield (
+                    pk,
+                    seq,
+                    type_,
+                    text,
+                    actor,
+                    created,
+                    created_text,
+                    visibility,
+                    session,
+                    scene,
+                    chapter,
+                    character,
+                    (session, scene, chapter, character),  # ::text: the document's form already
+                    prev,
+                    hash_,
+                )
+            if len(rows) < batch:
+                return
+            after = rows[-1][1]
 
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = _insert_sql(table, tuple(columns))

@@ -105,6 +105,11 @@ class SqliteRecorder:
         for row in self.rows(campaign_id, after=after, batch=batch):
             yield Recorded(row)
 
+    def replay_rows(
+        self, campaign_id: int, *, after: int = 0, batch: int = 5000
+    ) -> Iterator[tuple]:
+        return _replay_rows(self, campaign_id, after, batch)
+
     @django_errors
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = (
@@ -123,3 +128,54 @@ class SqliteRecorder:
         began = time.monotonic()
         self._raw().executemany(sql, rows)
         logged(self.connection, sql, began, many=len(rows))
+
+
+@cache
+def replay_sql() -> str:
+    # `created_at || ''`: the stored text, not the datetime Django's converter would parse.
+    return (
+        "SELECT id, seq, type, payload, actor_id, created_at || '', visibility, session_id, "
+        f"scene_id, chapter_id, character_id, prev_hash, hash FROM {event_table()} "
+        "WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+    )
+
+
+def _dashed(stored: str) -> str:
+    return f"{stored[:8]}-{stored[8:12]}-{stored[12:16]}-{stored[16:20]}-{stored[20:]}"
+
+
+def _replay_rows(recorder: SqliteRecorder, campaign_id: int, after: int, batch: int):
+    sql, dashed = replay_sql(), _dashed
+    while True:
+        rows = recorder._fetch(sql, (campaign_id, after, batch))
+        for pk, seq, type_, text, actor, created, visibility, *ids, prev, hash_ in rows:
+            session, scene, chapter, character = ids
+            # The event document's forms (eventlog.chain.event_document) of the stored values.
+            created_text = created.replace(" ", "T", 1)
+            if "." not in created:
+                created_text += ".000000"
+            yield (
+                pk,
+                seq,
+                type_,
+                text,
+                actor,
+                created,
+                created_text + "+00:00",
+                visibility,
+                session,
+                scene,
+                chapter,
+                character,
+                (
+                    session and dashed(session),
+                    scene and dashed(scene),
+                    chapter and dashed(chapter),
+                    character and dashed(character),
+                ),
+                prev,
+                hash_,
+            )
+        if len(rows) < batch:
+            return
+        after = rows[-1][1]
