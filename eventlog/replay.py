@@ -24,7 +24,7 @@ from uuid import UUID
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
-from eventlog.chain import document_hash
+from eventlog.chain import SEALED_PUBLIC_KEYS, canonical_json, document_hash, is_sealed
 from eventlog.intact import GENESIS, ChainBroken, refuse
 
 WINDOW = 50_000  # check rows kept in memory during a replay (older ones are written)
@@ -203,39 +203,47 @@ def stored_hash(
     ids: tuple[str | None, str | None, str | None, str | None],
     prev_hash: str,
     *,
+    payload: Any = None,
     decode: bool = False,
 ) -> str:
-    """An event's chain hash from its stored values (`Recorder.replay_rows`), the payload text
-    being canonical. A public event's is one SHA-256 over its document assembled around that
-    text (no JSON decoding; the bytes `eventlog.chain.document_hash` hashes); a hidden one's (or,
-    with ``decode``, any) is `document_hash` of the document."""
+    """An event's chain hash from its stored values (`Recorder.replay_rows`; ``payload``: the
+    text decoded, if at hand). The text being canonical, the hashed document is assembled around
+    it and hashed once (a hidden event's sealed digest too), with no JSON encoding: the bytes
+    `eventlog.chain.document_hash` hashes. ``decode``: hash the decoded document itself (for a
+    text that is not canonical)."""
     session, scene, chapter, character = ids
-    if visibility == "public" and not decode:
-        q = _quoted
-        return hashlib.sha256(
-            (
-                f'{{"actor":{"null" if actor is None else actor},"campaign":{campaign_id},'
-                f'"chapter":{q(chapter)},"character":{q(character)},'
-                f'"created_at":"{created_text}","payload":{text},'
-                f'"prev_hash":"{prev_hash}","scene":{q(scene)},"seq":{seq},'
-                f'"session":{q(session)},"type":{type_text(type_)},"visibility":"public"}}'
-            ).encode()
-        ).hexdigest()
-    document = {
-        "campaign": campaign_id,
-        "seq": seq,
-        "type": type_,
-        "payload": json.loads(text),
-        "actor": actor,
-        "created_at": created_text,
-        "visibility": visibility,
-        "session": session,
-        "scene": scene,
-        "chapter": chapter,
-        "character": character,
-        "prev_hash": prev_hash,
-    }
-    return document_hash(document)
+    q = _quoted
+    if decode:
+        document = {
+            "campaign": campaign_id,
+            "seq": seq,
+            "type": type_,
+            "payload": json.loads(text),
+            "actor": actor,
+            "created_at": created_text,
+            "visibility": visibility,
+            "session": session,
+            "scene": scene,
+            "chapter": chapter,
+            "character": character,
+            "prev_hash": prev_hash,
+        }
+        return document_hash(document)
+    if is_sealed(visibility):  # eventlog.chain.sealed_payload, from the canonical text
+        digest = hashlib.sha256(f'{{"character":{q(character)},"payload":{text}}}'.encode())
+        payload = json.loads(text) if payload is None else payload
+        public = {key: payload[key] for key in SEALED_PUBLIC_KEYS if key in payload}
+        text, character = canonical_json({"sealed": digest.hexdigest(), **public}), None
+    return hashlib.sha256(
+        (
+            f'{{"actor":{"null" if actor is None else actor},"campaign":{campaign_id},'
+            f'"chapter":{q(chapter)},"character":{q(character)},'
+            f'"created_at":"{created_text}","payload":{text},'
+            f'"prev_hash":"{prev_hash}","scene":{q(scene)},"seq":{seq},'
+            f'"session":{q(session)},"type":{type_text(type_)},'
+            f'"visibility":{type_text(visibility)}}}'
+        ).encode()
+    ).hexdigest()
 
 
 def replay(
@@ -253,6 +261,7 @@ def replay(
     for row in rows:
         (pk, seq, type_, text, actor, created, created_text, visibility) = row[:8]
         session, scene, chapter, character, ids, prev_hash, hash_ = row[8:]
+        payload = loads(text)
         if seq != due:
             on_problem(ChainBroken(campaign_id, seq, f"seq {due} is missing"))
         elif prev_hash != previous:
@@ -269,15 +278,15 @@ def replay(
                 ids,
                 prev_hash,
             )
-            # A public text that is not canonical (a row appended without `payload_text` on
-            # PostgreSQL, read as its jsonb's text) is decoded and hashed as a document.
-            if stored_hash(*stored) != hash_ and (
-                visibility != "public" or stored_hash(*stored, decode=True) != hash_
+            # A text that is not canonical (a row appended without `payload_text` on PostgreSQL,
+            # read as its jsonb's text) is hashed as the decoded document.
+            if stored_hash(*stored, payload=payload) != hash_ and (
+                stored_hash(*stored, decode=True) != hash_
             ):
                 on_problem(ChainBroken(campaign_id, seq, "its hash does not match its content"))
         due, previous = seq + 1, hash_
         event = Replayed()
-        event.id, event.seq, event.type, event.payload = pk, seq, type_, loads(text)
+        event.id, event.seq, event.type, event.payload = pk, seq, type_, payload
         event.actor_id, event.created_at, event.visibility = actor, created, visibility
         event.session_id, event.scene_id, event.chapter_id = session, scene, chapter
         event.character_id, event.campaign_id = character, campaign_id

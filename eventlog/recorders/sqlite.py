@@ -145,7 +145,14 @@ def _dashed(stored: str) -> str:
 
 
 def _replay_rows(recorder: SqliteRecorder, campaign_id: int, after: int, batch: int):
-    sql, dashed = replay_sql(), _dashed
+    sql, texts = replay_sql(), {}  # a log has few distinct ids: each one's text made once
+
+    def dashed(stored: str) -> str:
+        text = texts.get(stored)
+        if text is None:
+            text = texts[stored] = _dashed(stored)
+        return text
+
     while True:
         rows = recorder._fetch(sql, (campaign_id, after, batch))
         for pk, seq, type_, text, actor, created, visibility, *ids, prev, hash_ in rows:
