@@ -26,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 
 def setup_django(database_url: str | None) -> None:
@@ -151,7 +152,7 @@ def write_log(events: int, per_session: int = 500) -> int:
     return campaign.pk
 
 
-def write_mixed_log(events: int) -> int:
+def write_mixed_log(events: int, name: str = "mixed") -> int:
     """One campaign whose log holds about ``events`` events of real play: one session played
     through the services (public, private and blind checks on server dice, reveals, a dramatic
     failure taken for a Beat, Willpower restored and spent, a call answered, a task failed and
@@ -351,6 +352,9 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="100,000 and 20,000 events")
     parser.add_argument("--rebuild-only", action="store_true", help="skip the verify phases")
+    parser.add_argument(
+        "--catchup-events", type=int, default=10_000, help="the socket's catch-up (0: skip)"
+    )
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
     events = 100_000 if args.quick else args.events
@@ -360,6 +364,8 @@ def main() -> None:
     if not args.rebuild_only:
         verify_phases(verify_events, db)
     rebuild_phases(events, db)
+    if args.catchup_events:
+        catchup_phase(args.catchup_events, db, args.database_url)
 
 
 def verify_phases(events: int, db: str) -> None:
@@ -449,6 +455,85 @@ def rebuild_phases(events: int, db: str) -> None:
         f"\n  rebuild {rate:,.0f} events/s = {rate / base:.2f}x reading the rows "
         f"({checks:,} check rows)"
     )
+
+
+def catchup_phase(events: int, db: str, database_url: str) -> None:
+    """One socket catches up ``events`` events from seq 0 (a page after a long absence), timed
+    from connecting to `caught_up`, beside reading the same rows in this process."""
+    import asyncio
+    import io
+
+    from django.core.management import call_command
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+    from sockets import start
+
+    from campaign.models import Campaign
+    from eventlog.recorders import recorder
+
+    campaign_id = write_mixed_log(events, name="catchup")
+    call_command("rebuild_projections", campaign=[campaign_id], stdout=io.StringIO())
+    campaign = Campaign.objects.get(pk=campaign_id)
+    gm = campaign.memberships.get(role="gm").user
+    token = Token.objects.create(user=gm).key
+    connection.close()  # the server process reads the database now
+
+    def read_rows() -> None:
+        for _ in recorder().rows(campaign_id):
+            pass
+
+    async def catch_up(port: int) -> tuple[float, int]:
+        from websockets.asyncio.client import connect
+
+        url = f"ws://127.0.0.1:{port}/ws/campaigns/{campaign_id}/?after=0"
+        headers = {"Authorization": f"Token {token}"}
+        began = time.perf_counter()
+        async with connect(url, additional_headers=headers, max_size=None) as socket:
+            seen = 0
+            while True:
+                frame = json.loads(await asyncio.wait_for(socket.recv(), 300))
+                if frame["type"] == "events":
+                    seen += len(frame["events"])
+                elif frame["type"] == "caught_up":
+                    return time.perf_counter() - began, seen
+
+    url = database_url or f"sqlite:///{ROOT / 'var' / 'bench' / 'log.sqlite3'}"
+    process, port = start("config.asgi:application", url, "--ws-ping-timeout", "600")
+    try:
+        # Warm the server (imports, the connection) with a socket that has nothing to catch up.
+        asyncio.run(_warm(port, campaign_id, token, campaign.head_seq))
+        total = campaign.head_seq
+        print(f"\n{total:,} events on {db}: one socket catches up from seq 0 (GM)")
+        base = timed("baseline: read the rows (decoded)", read_rows, total)
+        elapsed, seen = asyncio.run(catch_up(port))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert seen == total, f"the socket was sent {seen} of {total} events"
+    rate = total / elapsed
+    print(
+        f"  {'socket catch-up (read, presented, sent)':<34} {elapsed:8.2f}s  {rate:12,.0f} events/s"
+    )
+    print(f"\n  catch-up {rate:,.0f} events/s = {rate / base:.2f}x reading the rows")
+    from summary import record
+
+    record(
+        f"log: a socket catches up {total:,} events, {db}",
+        rate,
+        "events/s",
+        base,
+        "baseline: reading the rows (target ratio ≥ 0.5)",
+    )
+
+
+async def _warm(port: int, campaign_id: int, token: str, head: int) -> None:
+    from websockets.asyncio.client import connect
+
+    url = f"ws://127.0.0.1:{port}/ws/campaigns/{campaign_id}/?after={head}"
+    headers = {"Authorization": f"Token {token}"}
+    async with connect(url, additional_headers=headers, max_size=None, open_timeout=60) as socket:
+        while json.loads(await socket.recv())["type"] != "caught_up":
+            pass
 
 
 if __name__ == "__main__":

@@ -87,6 +87,21 @@ class Recorder(Protocol):
     def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
         """`rows` as `Recorded` events (a replay): no queryset, no model instance."""
 
+    def page(
+        self,
+        campaign_id: int,
+        *,
+        after: int,
+        limit: int,
+        until: int | None = None,
+        types: Sequence[str] = (),
+        context: Sequence[tuple[str, str]] = (),
+    ) -> list[Recorded]:
+        """Up to ``limit`` events with seq in (after, until], oldest first, as `Recorded` (no
+        queryset, no model instance): of ``types`` if any, and with each ``context`` pair (one
+        of `CONTEXT_COLUMNS`, a UUID's text). What `GET events/` and the live feed's catch-up
+        read."""
+
     def replay_rows(
         self, campaign_id: int, *, after: int = 0, batch: int = 5000
     ) -> Iterator[tuple]:
@@ -99,6 +114,39 @@ class Recorder(Protocol):
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Bulk-load read-model rows (a rebuild), values as the driver takes them."""
+
+
+CONTEXT_COLUMNS = ("session_id", "scene_id", "chapter_id", "character_id")
+
+
+@cache
+def page_sql(mark: str, until: bool, types: int, context: tuple[str, ...]) -> str:
+    """`Recorder.page`'s statement for one shape of filter (``mark``: the driver's placeholder);
+    the parameters go campaign, after, [until], [types…], [context], limit."""
+    where = [f"campaign_id = {mark}", f"seq > {mark}"]
+    if until:
+        where.append(f"seq <= {mark}")
+    if types:
+        where.append(f"type IN ({', '.join([mark] * types)})")
+    for column in context:
+        if column not in CONTEXT_COLUMNS:
+            raise ValueError(f"not a context column: {column}")
+        where.append(f"{column} = {mark}")
+    return (
+        f"SELECT {', '.join(f.column for f in event_fields())} FROM {event_table()} "
+        f"WHERE {' AND '.join(where)} ORDER BY seq LIMIT {mark}"
+    )
+
+
+def page_params(
+    campaign_id: int,
+    after: int,
+    limit: int,
+    until: int | None,
+    types: Sequence[str],
+    context: Sequence[Any],
+) -> list[Any]:
+    return [campaign_id, after, *([] if until is None else [until]), *types, *context, limit]
 
 
 def recorder(alias: str = "default") -> Recorder:

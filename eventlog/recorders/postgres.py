@@ -17,7 +17,16 @@ import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from eventlog.chain import CanonicalEncoder
-from eventlog.recorders import HeadMoved, Recorded, event_fields, event_table, head_table, logged
+from eventlog.recorders import (
+    HeadMoved,
+    Recorded,
+    event_fields,
+    event_table,
+    head_table,
+    logged,
+    page_params,
+    page_sql,
+)
 
 _encode = CanonicalEncoder().encode
 
@@ -172,6 +181,26 @@ class PostgresRecorder:
             if len(rows) < batch:
                 return
             after = rows[-1][1]
+
+    def page(
+        self,
+        campaign_id: int,
+        *,
+        after: int,
+        limit: int,
+        until: int | None = None,
+        types: Sequence[str] = (),
+        context: Sequence[tuple[str, str]] = (),
+    ) -> list[Recorded]:
+        sql = page_sql("%s", until is not None, len(types), tuple(c for c, _ in context))
+        params = page_params(campaign_id, after, limit, until, types, [v for _, v in context])
+        at, loads = _payload_index(), json.loads
+        began = time.monotonic()
+        with self._cursor() as cursor:
+            cursor.execute(sql, params, prepare=True)
+            rows = cursor.fetchall()
+        logged(self.connection, sql, began)
+        return [Recorded((*row[:at], loads(row[at]), *row[at + 1 :])) for row in rows]
 
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = _insert_sql(table, tuple(columns))

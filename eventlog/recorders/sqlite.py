@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
+from uuid import UUID
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
@@ -24,6 +25,8 @@ from eventlog.recorders import (
     event_table,
     head_table,
     logged,
+    page_params,
+    page_sql,
 )
 
 
@@ -109,6 +112,25 @@ class SqliteRecorder:
         self, campaign_id: int, *, after: int = 0, batch: int = 5000
     ) -> Iterator[tuple]:
         return _replay_rows(self, campaign_id, after, batch)
+
+    def page(
+        self,
+        campaign_id: int,
+        *,
+        after: int,
+        limit: int,
+        until: int | None = None,
+        types: Sequence[str] = (),
+        context: Sequence[tuple[str, str]] = (),
+    ) -> list[Recorded]:
+        from eventlog.models import Event
+
+        columns = tuple(column for column, _ in context)
+        sql = page_sql("?", until is not None, len(types), columns)
+        values = [UUID(value).hex for _, value in context]  # as SQLite keeps a UUID
+        params = page_params(campaign_id, after, limit, until, types, values)
+        convert = stored.converter(Event)
+        return [Recorded(convert(row)) for row in self._fetch(sql, tuple(params))]
 
     @django_errors
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
