@@ -170,9 +170,9 @@ def write_mixed_log(events: int, name: str = "mixed") -> int:
 
     started = time.perf_counter()
     users = get_user_model().objects
-    gm = users.create_user("mixed-gm", password="bench-password")
-    players = [users.create_user(f"mixed-{n}", password="bench-password") for n in ("a", "b")]
-    campaign = services.create_campaign(name="Mixed", system="cofd", created_by=gm)
+    gm = users.create_user(f"{name}-gm", password="bench-password")
+    players = [users.create_user(f"{name}-{n}", password="bench-password") for n in ("a", "b")]
+    campaign = services.create_campaign(name=name, system="cofd", created_by=gm)
     heroes = []
     for player in players:
         services.join_campaign(invite_code=campaign.invite_code, user=player)

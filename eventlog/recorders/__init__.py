@@ -100,7 +100,7 @@ class Recorder(Protocol):
         """Up to ``limit`` events with seq in (after, until], oldest first, as `Recorded` (no
         queryset, no model instance): of ``types`` if any, and with each ``context`` pair (one
         of `CONTEXT_COLUMNS`, a UUID's text). What `GET events/` and the live feed's catch-up
-        read."""
+        read, to present: the context ids come as their text (`str(UUID)`), not as UUIDs."""
 
     def replay_rows(
         self, campaign_id: int, *, after: int = 0, batch: int = 5000
@@ -120,9 +120,12 @@ CONTEXT_COLUMNS = ("session_id", "scene_id", "chapter_id", "character_id")
 
 
 @cache
-def page_sql(mark: str, until: bool, types: int, context: tuple[str, ...]) -> str:
-    """`Recorder.page`'s statement for one shape of filter (``mark``: the driver's placeholder);
-    the parameters go campaign, after, [until], [types…], [context], limit."""
+def page_sql(
+    mark: str, until: bool, types: int, context: tuple[str, ...], ids_as: str = "{}"
+) -> str:
+    """`Recorder.page`'s statement for one shape of filter (``mark``: the driver's placeholder;
+    ``ids_as``: how the context ids are selected, e.g. "{}::text"); the parameters go campaign,
+    after, [until], [types…], [context], limit."""
     where = [f"campaign_id = {mark}", f"seq > {mark}"]
     if until:
         where.append(f"seq <= {mark}")
@@ -132,8 +135,12 @@ def page_sql(mark: str, until: bool, types: int, context: tuple[str, ...]) -> st
         if column not in CONTEXT_COLUMNS:
             raise ValueError(f"not a context column: {column}")
         where.append(f"{column} = {mark}")
+    columns = [
+        ids_as.format(field.column) if field.column in CONTEXT_COLUMNS else field.column
+        for field in event_fields()
+    ]
     return (
-        f"SELECT {', '.join(f.column for f in event_fields())} FROM {event_table()} "
+        f"SELECT {', '.join(columns)} FROM {event_table()} "
         f"WHERE {' AND '.join(where)} ORDER BY seq LIMIT {mark}"
     )
 

@@ -192,7 +192,8 @@ class PostgresRecorder:
         types: Sequence[str] = (),
         context: Sequence[tuple[str, str]] = (),
     ) -> list[Recorded]:
-        sql = page_sql("%s", until is not None, len(types), tuple(c for c, _ in context))
+        columns = tuple(c for c, _ in context)
+        sql = page_sql("%s", until is not None, len(types), columns, "{}::text")
         params = page_params(campaign_id, after, limit, until, types, [v for _, v in context])
         at, loads = _payload_index(), json.loads
         began = time.monotonic()

@@ -8,8 +8,10 @@ IMMEDIATE transaction already holds the database's write lock, so there is no ro
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 from uuid import UUID
@@ -18,6 +20,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from eventlog import rows as stored
 from eventlog.recorders import (
+    CONTEXT_COLUMNS,
     HeadMoved,
     Recorded,
     django_errors,
@@ -123,14 +126,11 @@ class SqliteRecorder:
         types: Sequence[str] = (),
         context: Sequence[tuple[str, str]] = (),
     ) -> list[Recorded]:
-        from eventlog.models import Event
-
         columns = tuple(column for column, _ in context)
         sql = page_sql("?", until is not None, len(types), columns)
         values = [UUID(value).hex for _, value in context]  # as SQLite keeps a UUID
         params = page_params(campaign_id, after, limit, until, types, values)
-        convert = stored.converter(Event)
-        return [Recorded(convert(row)) for row in self._fetch(sql, tuple(params))]
+        return [Recorded(values) for values in _presentable(self._fetch(sql, tuple(params)))]
 
     @django_errors
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
@@ -150,6 +150,38 @@ class SqliteRecorder:
         began = time.monotonic()
         self._raw().executemany(sql, rows)
         logged(self.connection, sql, began, many=len(rows))
+
+
+@cache
+def _positions() -> tuple[int, int, tuple[int, ...]]:
+    names = [field.column for field in event_fields()]
+    ids = tuple(names.index(column) for column in CONTEXT_COLUMNS)
+    return names.index("payload"), names.index("created_at"), ids
+
+
+def _presentable(rows: list[tuple]) -> Iterator[list]:
+    """Stored rows as `Recorder.page` gives them: the payload decoded, the time an aware
+    datetime, the context ids as their text (each distinct id's made once)."""
+    payload, created, ids = _positions()
+    texts: dict[str, str] = {}
+    loads, parse = json.loads, datetime.fromisoformat
+    for row in rows:
+        values = list(row)
+        values[payload] = loads(values[payload])
+        moment = values[created]  # Django's converter gives the naive UTC datetime stored
+        values[created] = (
+            moment.replace(tzinfo=UTC)
+            if not isinstance(moment, str)
+            else parse(moment).replace(tzinfo=UTC)
+        )
+        for at in ids:
+            stored_id = values[at]
+            if stored_id is not None:
+                text = texts.get(stored_id)
+                if text is None:
+                    text = texts[stored_id] = _dashed(stored_id)
+                values[at] = text
+        yield values
 
 
 @cache
