@@ -1,18 +1,23 @@
-"""Benchmark: verify_log and rebuild_projections over a long log, in events per second.
+"""Benchmark: verify_log, rebuild_projections and a socket's catch-up over long logs, in events/s.
 
-    .venv/bin/python bench/log.py [--events 1000000] [--quick] [--database-url URL]
+    .venv/bin/python bench/log.py [--events 1000000] [--verify-events 100000]
+        [--catchup-events 10000] [--quick] [--rebuild-only] [--database-url URL]
 
 Builds a fresh database (SQLite file under var/bench/, or the PostgreSQL database named by
---database-url, which it empties first), writes one campaign whose log holds N real check events
-(rolled by the engines from the session's seed, chained like the server chains them), then times:
+--database-url, which it empties first; its timeouts are lifted: this is not a server), then:
 
-- the chain alone (sequence, links, hashes: `chain_intact`), beside a loop that only reads the
-  same raw rows;
-- verify_log --fresh (the full proof: keys, faces, outcomes) in one process and per session in
-  one process per CPU;
-- rebuild_projections, beside a baseline that reads the rows and hashes nothing.
+- verify phases, on a campaign of --verify-events real check events (rolled by the engines from
+  the session's seed, chained like the server chains them): the chain alone (`chain_intact`)
+  beside a loop that reads the same raw rows; verify_log --fresh in one process and per session
+  on every CPU;
+- rebuild, on a campaign of --events events of mixed play (`write_mixed_log`: one session played
+  through the services, replicated and re-chained in bulk): `rebuild_projections` beside
+  reading the same rows through the recorder (each event decoded);
+- catch-up: one socket of a uvicorn server catching up a campaign of --catchup-events events
+  of mixed play from seq 0, beside reading those rows.
 
-Figures are printed as events/s and as ratios to the in-run baseline.
+Figures are printed as events/s and as ratios to the in-run baseline (--quick: 100,000 events
+rebuilt, 20,000 verified).
 """
 
 from __future__ import annotations
