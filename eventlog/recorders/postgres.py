@@ -76,8 +76,7 @@ def replay_sql() -> str:
         "SELECT id, seq, type, COALESCE(payload_text, payload::text), actor_id, created_at::text, "
         "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'), "
         "visibility, session_id::text, scene_id::text, chapter_id::text, character_id::text, "
-        f"prev_hash, hash FROM {event_table()} WHERE campaign_id = %s AND seq > %s "
-        "ORDER BY seq LIMIT %s"
+        f"prev_hash, hash FROM {event_table()} WHERE campaign_id = %s AND seq > %s ORDER BY seq"
     )
 
 
@@ -152,35 +151,48 @@ class PostgresRecorder:
     def replay_rows(
         self, campaign_id: int, *, after: int = 0, batch: int = 5000
     ) -> Iterator[tuple]:
+        # One query, streamed through a server-side cursor (the rebuild's transaction holds it
+        # open while the read models are written): pages of `seq > last LIMIT n` would each be
+        # planned on their own, and on a table loaded since its last ANALYZE each re-sorted the
+        # whole log.
         sql = replay_sql()
-        while True:
-            began = time.monotonic()
-            with self._cursor() as cursor:
-                cursor.execute(sql, (campaign_id, after, batch), prepare=True)
-                rows = cursor.fetchall()
-            logged(self.connection, sql, began)
-            for pk, seq, type_, text, actor, created, created_text, visibility, *rest in rows:
-                session, scene, chapter, character, prev, hash_ = rest
-                yield (
-                    pk,
-                    seq,
-                    type_,
-                    text,
-                    actor,
-                    created,
-                    created_text,
-                    visibility,
-                    session,
-                    scene,
-                    chapter,
-                    character,
-                    (session, scene, chapter, character),  # ::text: the document's form already
-                    prev,
-                    hash_,
-                )
-            if len(rows) < batch:
-                return
-            after = rows[-1][1]
+        began = time.monotonic()
+        with self.connection.wrap_database_errors:
+            self.connection.ensure_connection()
+            with self.connection.connection.cursor(name="replay") as cursor:
+                cursor.itersize = batch
+                cursor.execute(sql, (campaign_id, after))
+                logged(self.connection, sql, began)
+                while rows := cursor.fetchmany(batch):
+                    for (
+                        pk,
+                        seq,
+                        type_,
+                        text,
+                        actor,
+                        created,
+                        created_text,
+                        visibility,
+                        *rest,
+                    ) in rows:
+                        session, scene, chapter, character, prev, hash_ = rest
+                        yield (
+                            pk,
+                            seq,
+                            type_,
+                            text,
+                            actor,
+                            created,
+                            created_text,
+                            visibility,
+                            session,
+                            scene,
+                            chapter,
+                            character,
+                            (session, scene, chapter, character),  # ::text: the document's form
+                            prev,
+                            hash_,
+                        )
 
     def page(
         self,
