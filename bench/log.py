@@ -265,8 +265,9 @@ def replicate(campaign_id: int, first: int, events: int) -> None:
     from campaign.models import Campaign
     from eventlog.chain import canonical_json
     from eventlog.models import Event
+    from eventlog.projections import written_fields
     from eventlog.recorders import recorder
-    from eventlog.replay import stored_hash, written_fields
+    from eventlog.replay import stored_hash
 
     started = time.perf_counter()
     sqlite = connection.vendor == "sqlite"

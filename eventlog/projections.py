@@ -79,7 +79,8 @@ def insert_values(model_class: type[M], values: dict[str, Any]) -> M:
 
 
 @cache
-def _written(model_class: type[models.Model]) -> list[models.Field]:
+def written_fields(model_class: type[models.Model]) -> list[models.Field]:
+    """The fields an INSERT gives (all but a generated id)."""
     return [
         field
         for field in model_class._meta.concrete_fields
@@ -96,7 +97,7 @@ def _insert_one(row: models.Model) -> None:
     if not isinstance(model_class._meta.pk, models.AutoField):
         row.save(force_insert=True)
         return
-    fields = _written(model_class)
+    fields = written_fields(model_class)
     db = connections[DEFAULT_DB_ALIAS]
     row.pk = recorder().insert_row(
         db.ops.quote_name(model_class._meta.db_table),

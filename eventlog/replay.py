@@ -26,6 +26,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, models
 
 from eventlog.chain import SEALED_PUBLIC_KEYS, canonical_json, document_hash, is_sealed
 from eventlog.intact import GENESIS, ChainBroken, refuse
+from eventlog.projections import written_fields
 
 WINDOW = 50_000  # check rows kept in memory during a replay (older ones are written)
 
@@ -153,15 +154,6 @@ class Replay:
             stream_owners().filter(pk=self.campaign.pk).update(**self.owner_changes)
         for buffer in self.buffers.values():
             buffer.write()
-
-
-@cache
-def written_fields(model: type[models.Model]) -> list[models.Field]:
-    return [
-        field
-        for field in model._meta.concrete_fields
-        if not (field.primary_key and isinstance(field, models.AutoField))
-    ]
 
 
 def _as_is(field: models.Field) -> bool:

@@ -24,7 +24,8 @@ from eventlog.event_types import (
     CHECK_ROLLED,
     TASK_RESET,
 )
-from eventlog.replay import Buffer, Replay, Replayed, copy, replays, written_fields
+from eventlog.projections import written_fields
+from eventlog.replay import Buffer, Replay, Replayed, copy, replays
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.rules import recorded_failed_attempt, task_key
 
