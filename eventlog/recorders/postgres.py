@@ -159,7 +159,9 @@ class PostgresRecorder:
         began = time.monotonic()
         with self.connection.wrap_database_errors:
             self.connection.ensure_connection()
-            with self.connection.connection.cursor(name="replay") as cursor:
+            # Outside a transaction the cursor must outlive the implicit one: WITH HOLD.
+            held = not self.connection.in_atomic_block
+            with self.connection.connection.cursor(name="replay", withhold=held) as cursor:
                 cursor.itersize = batch
                 cursor.execute(sql, (campaign_id, after))
                 logged(self.connection, sql, began)
