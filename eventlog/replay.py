@@ -80,7 +80,6 @@ class Buffer:
     def __init__(self, model: type[models.Model], stored: Iterable[str] = ()) -> None:
         self.model = model
         self.fields = written_fields(model)
-        self.names = [field.attname for field in self.fields]
         self.stored = set(stored)
         self.rows: dict[Any, dict[str, Any]] = {}
         self._serial = 0
@@ -125,8 +124,7 @@ class Replay:
     def __init__(self, campaign: Any) -> None:
         self.campaign = campaign
         self.buffers: dict[Any, Any] = {}
-        self.owner_changes: dict[str, Any] = {}
-        self.vendor = connections[DEFAULT_DB_ALIAS].vendor
+        self.owner_changes: dict[str, Any] = {}  # the stream owner's (campaign's) own row
 
     def buffer(self, model: type[models.Model], stored: Iterable[str] = ()) -> Buffer:
         found = self.buffers.get(model)
