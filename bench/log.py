@@ -444,7 +444,8 @@ def rebuild_phases(events: int, db: str) -> None:
             pass
 
     def rebuild() -> None:
-        call_command("rebuild_projections", campaign=[campaign_id], stdout=io.StringIO())
+        out = io.StringIO()  # the progress bar would garble the table
+        call_command("rebuild_projections", campaign=[campaign_id], stdout=out, stderr=out)
 
     from summary import record
 
