@@ -481,7 +481,8 @@ def catchup_phase(events: int, db: str, database_url: str) -> None:
     from eventlog.recorders import recorder
 
     campaign_id = write_mixed_log(events, name="catchup")
-    call_command("rebuild_projections", campaign=[campaign_id], stdout=io.StringIO())
+    quiet = io.StringIO()
+    call_command("rebuild_projections", campaign=[campaign_id], stdout=quiet, stderr=quiet)
     campaign = Campaign.objects.get(pk=campaign_id)
     gm = campaign.memberships.get(role="gm").user
     token = Token.objects.create(user=gm).key
