@@ -1,23 +1,29 @@
-"""Benchmark: verify_log and rebuild_projections over a long log, in events per second.
+"""Benchmark: verify_log, rebuild_projections and a socket's catch-up over long logs, in events/s.
 
-    .venv/bin/python bench/log.py [--events 1000000] [--quick] [--database-url URL]
+    .venv/bin/python bench/log.py [--events 1000000] [--verify-events 100000]
+        [--catchup-events 10000] [--quick] [--rebuild-only] [--database-url URL]
 
 Builds a fresh database (SQLite file under var/bench/, or the PostgreSQL database named by
---database-url, which it empties first), writes one campaign whose log holds N real check events
-(rolled by the engines from the session's seed, chained like the server chains them), then times:
+--database-url, which it empties first; its timeouts are lifted: this is not a server), then:
 
-- the chain alone (sequence, links, hashes: `chain_intact`), beside a loop that only reads the
-  same raw rows;
-- verify_log --fresh (the full proof: keys, faces, outcomes) in one process and per session in
-  one process per CPU;
-- rebuild_projections, beside a baseline that reads the rows and hashes nothing.
+- verify phases, on a campaign of --verify-events real check events (rolled by the engines from
+  the session's seed, chained like the server chains them): the chain alone (`chain_intact`)
+  beside a loop that reads the same raw rows; verify_log --fresh in one process and per session
+  on every CPU;
+- rebuild, on a campaign of --events events of mixed play (`write_mixed_log`: one session played
+  through the services, replicated and re-chained in bulk): `rebuild_projections` beside
+  reading the same rows through the recorder (each event decoded);
+- catch-up: one socket of a uvicorn server catching up a campaign of --catchup-events events
+  of mixed play from seq 0, beside reading those rows.
 
-Figures are printed as events/s and as ratios to the in-run baseline.
+Figures are printed as events/s and as ratios to the in-run baseline (--quick: 100,000 events
+rebuilt, 20,000 verified).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -25,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 
 def setup_django(database_url: str | None) -> None:
@@ -36,6 +43,9 @@ def setup_django(database_url: str | None) -> None:
             Path(f"{db}{suffix}").unlink(missing_ok=True)
     os.environ["DATABASE_URL"] = database_url or f"sqlite:///{db}"
     os.environ.pop("REDIS_URL", None)
+    # Not a server: long transactions of bulk writes and reads are what this measures.
+    os.environ.setdefault("DB_IDLE_IN_TRANSACTION_SECONDS", "0")
+    os.environ.setdefault("DB_STATEMENT_TIMEOUT_SECONDS", "0")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
@@ -147,6 +157,192 @@ def write_log(events: int, per_session: int = 500) -> int:
     return campaign.pk
 
 
+def write_mixed_log(events: int, name: str = "mixed") -> int:
+    """One campaign whose log holds about ``events`` events of real play: one session played
+    through the services (public, private and blind checks on server dice, reveals, a dramatic
+    failure taken for a Beat, Willpower restored and spent, a call answered, a task failed and
+    reset, a scene), then that session replicated, re-numbered and re-chained, in bulk (COPY on
+    PostgreSQL, executemany on SQLite) until the log is long enough. The copies' dice do not
+    verify (their seqs moved); their chain does, so `rebuild_projections` takes them."""
+    from django.contrib.auth import get_user_model
+
+    from campaign import services
+    from campaign.models import Campaign
+    from eventlog.models import Event
+    from rolls.checks import calls, followups
+    from rolls.checks import services as checks
+    from rolls.models import Check, TaskAttempts
+
+    started = time.perf_counter()
+    users = get_user_model().objects
+    gm = users.create_user(f"{name}-gm", password="bench-password")
+    players = [users.create_user(f"{name}-{n}", password="bench-password") for n in ("a", "b")]
+    campaign = services.create_campaign(name=name, system="cofd", created_by=gm)
+    heroes = []
+    for player in players:
+        services.join_campaign(invite_code=campaign.invite_code, user=player)
+        heroes.append(
+            services.create_character(
+                campaign=campaign,
+                actor=player,
+                name=f"Hero {player.username}",
+                traits={"attributes": {"Wits": 3}, "skills": {"Occult": 2}},
+                resources={"willpower": 5, "beats": 0},
+            )
+        )
+    services.start_chapter(campaign=campaign, actor=gm, title="The story")
+    first = Campaign.objects.get(pk=campaign.pk).head_seq + 1
+    services.start_session(campaign=campaign, actor=gm, title="An evening")
+    services.start_scene(campaign=campaign, actor=gm, title="The house")
+
+    def roll(who: int, **request) -> Check:
+        hero, player = heroes[who], players[who]
+        if "call" not in request:  # an answer carries only what the call leaves open
+            request = {"traits": ["Wits", "Occult"], **request}
+        request = {"character": str(hero.pk), **request}
+        return checks.check_roll(campaign=campaign, actor=player, request=request)
+
+    hidden = []
+    for index in range(160):
+        visibility = "private" if index % 9 == 4 else "blind" if index % 17 == 8 else "public"
+        check = roll(index % 2, visibility=visibility, label="search" if index % 3 else "")
+        if visibility != "public":
+            hidden.append(check.seq)
+    for seq in hidden[::3]:
+        checks.reveal_check(campaign=campaign, actor=gm, seq=seq)
+    chance = roll(0, traits=["Wits"], pool=-3)  # a chance die: failure, mostly
+    while chance.outcome != "failure":
+        chance = roll(0, traits=["Wits"], pool=-3)
+    followups.take_dramatic_failure(campaign=campaign, actor=players[0], seq=chance.seq)
+    for who in (0, 1):
+        roll(who, willpower=True)
+        checks.restore_willpower(
+            campaign=campaign, actor=gm, character_id=str(heroes[who].pk), amount=1
+        )
+    call = calls.call_for_check(
+        campaign=campaign,
+        actor=gm,
+        character_ids=[str(hero.pk) for hero in heroes],
+        request={"traits": ["Wits"]},
+    )
+    for who in (0, 1):
+        roll(who, call=str(call.pk))
+    for _ in range(3):
+        roll(1, traits=["Wits"], pool=-3, task="the lock")
+    if TaskAttempts.objects.filter(campaign=campaign).exists():  # the chance die may succeed
+        checks.reset_task(
+            campaign=campaign, actor=gm, character_id=str(heroes[1].pk), task="the lock"
+        )
+    services.end_scene(campaign=campaign, actor=gm)
+    services.end_session(campaign=campaign, actor=gm)
+    template = list(Event.objects.filter(campaign=campaign, seq__gte=first).order_by("seq"))
+    print(f"  played a session of {len(template)} events in {time.perf_counter() - started:.1f}s")
+    replicate(campaign.pk, first, events)
+    return campaign.pk
+
+
+def _insert(table: str, columns: list[str], rows: list[list]) -> None:
+    from django.db import transaction
+
+    from eventlog.recorders import recorder
+
+    with transaction.atomic():  # one commit (one fsync on SQLite) per batch
+        recorder().copy_rows(table, columns, rows)
+    rows.clear()
+
+
+_REFERS_TO_SEQS = {"check_seq", "helpers", "final_seq"}
+
+
+def replicate(campaign_id: int, first: int, events: int) -> None:
+    """Append copies of the campaign's events from seq ``first`` on (a whole session) until the
+    log holds ``events``: fresh ids for the periods and calls they start, seqs and the seqs
+    they refer to moved, each copy chained to the one before (`eventlog.replay.stored_hash`)."""
+    import uuid
+
+    from django.db import connection
+
+    from campaign.models import Campaign
+    from eventlog.chain import canonical_json
+    from eventlog.models import Event
+    from eventlog.projections import written_fields
+    from eventlog.recorders import recorder
+    from eventlog.replay import stored_hash
+
+    started = time.perf_counter()
+    sqlite = connection.vendor == "sqlite"
+    template = list(recorder().replay_rows(campaign_id, after=first - 1))
+    head = Campaign.objects.get(pk=campaign_id)
+    starts = {"session.started": "id", "scene.started": "id", "chapter.started": "id"}
+    renewed = [  # ids that each copy must have afresh (read models keyed by them)
+        json.loads(row[3])[starts.get(row[2], "call_id")]
+        for row in template
+        if row[2] in starts or row[2] == "check.called"
+    ]
+    refers = [any(f'"{key}"' in row[3] for key in _REFERS_TO_SEQS) for row in template]
+    names = [field.attname for field in written_fields(Event)]
+    table = connection.ops.quote_name(Event._meta.db_table)
+    columns = [connection.ops.quote_name(field.column) for field in written_fields(Event)]
+    seq, prev = head.head_seq, head.head_hash
+    batch: list[list] = []
+    written = seq
+    while written < events:
+        offset = seq + 1 - first
+        fresh = {old: str(uuid.uuid4()) for old in renewed}
+        stored = {(old.replace("-", "") if sqlite else old): new for old, new in fresh.items()}
+        if sqlite:
+            stored = {old: new.replace("-", "") for old, new in stored.items()}
+        hashes: dict[int, str] = {}
+        for row, refer in zip(template, refers, strict=True):
+            if written >= events:
+                break
+            _, old_seq, type_, text, actor, created, created_text, visibility = row[:8]
+            session, scene, chapter, character, ids = row[8:13]
+            for old, new in fresh.items():
+                text = text.replace(old, new)
+            seq = old_seq + offset
+            if refer:
+                payload = json.loads(text)
+                if "check_seq" in payload:
+                    payload["check_seq"] += offset
+                if payload.get("helpers"):
+                    payload["helpers"] = [helper + offset for helper in payload["helpers"]]
+                if "final_seq" in payload:
+                    payload["final_seq"] += offset
+                    payload["final_hash"] = hashes.get(payload["final_seq"], prev)
+                text = canonical_json(payload)
+            ids = tuple(fresh.get(value, value) for value in ids)
+            session, scene, chapter = (stored.get(v, v) for v in (session, scene, chapter))
+            hashed = stored_hash(
+                campaign_id, seq, type_, text, actor, created_text, visibility, ids, prev
+            )
+            values = {
+                "campaign_id": campaign_id,
+                "seq": seq,
+                "type": type_,
+                "payload": text,
+                "actor_id": actor,
+                "created_at": created,
+                "visibility": visibility,
+                "session_id": session,
+                "scene_id": scene,
+                "chapter_id": chapter,
+                "character_id": character,
+                "prev_hash": prev,
+                "hash": hashed,
+                "payload_text": None if sqlite else text,
+            }
+            batch.append([values[name] for name in names])
+            hashes[seq], prev, written = hashed, hashed, seq
+            if len(batch) >= 20_000:
+                _insert(table, columns, batch)
+    _insert(table, columns, batch)
+    Campaign.objects.filter(pk=campaign_id).update(head_seq=seq, head_hash=prev)
+    with connection.cursor() as cursor:  # the planner's statistics, as a live table has them
+        cursor.execute(f"ANALYZE {table}")
+    print(f"  replicated it to {seq:,} events in {time.perf_counter() - started:.1f}s", flush=True)
+
+
 def timed(label: str, work, count: int) -> float:
     started = time.perf_counter()
     work()
@@ -158,26 +354,35 @@ def timed(label: str, work, count: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--quick", action="store_true", help="100,000 events")
+    parser.add_argument("--events", type=int, default=1_000_000, help="the rebuild's log")
+    parser.add_argument(
+        "--verify-events", type=int, default=100_000, help="the chain's and verify_log's log"
+    )
+    parser.add_argument("--quick", action="store_true", help="100,000 and 20,000 events")
+    parser.add_argument("--rebuild-only", action="store_true", help="skip the verify phases")
+    parser.add_argument(
+        "--catchup-events", type=int, default=10_000, help="the socket's catch-up (0: skip)"
+    )
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
     events = 100_000 if args.quick else args.events
+    verify_events = 20_000 if args.quick else args.verify_events
     setup_django(args.database_url)
+    db = "PostgreSQL" if args.database_url else "SQLite"
+    if not args.rebuild_only:
+        verify_phases(verify_events, db)
+    rebuild_phases(events, db)
+    if args.catchup_events:
+        catchup_phase(args.catchup_events, db, args.database_url)
 
-    from django.db import transaction
 
+def verify_phases(events: int, db: str) -> None:
     from campaign.models import Campaign
-    from eventlog import projections
-    from eventlog.models import Event
-    from eventlog.recorders import recorder
-    from eventlog.stream import lock_stream
     from rolls.trust.stored_log import chain_intact, raw_chain_rows, verify_campaigns
 
     campaign_id = write_log(events)
-    total = Event.objects.filter(campaign_id=campaign_id).count()
-
     head = Campaign.objects.get(pk=campaign_id)
+    total = head.head_seq
 
     def read_rows() -> None:
         for _ in raw_chain_rows(campaign_id, head.head_seq):
@@ -186,14 +391,6 @@ def main() -> None:
     def chain() -> None:
         assert chain_intact(campaign_id, until=head.head_seq, head_hash=head.head_hash)
 
-    def read_events() -> None:
-        for _ in Event.objects.filter(campaign_id=campaign_id).order_by("seq").iterator(2000):
-            pass
-
-    def read_recorded() -> None:
-        for _ in recorder().rows(campaign_id):
-            pass
-
     def verify(workers: int):
         def run() -> None:
             report = verify_campaigns(campaign_ids=[campaign_id], fresh=True, workers=workers)
@@ -201,23 +398,14 @@ def main() -> None:
 
         return run
 
-    def rebuild() -> None:
-        with transaction.atomic():
-            campaign = lock_stream(campaign_id)
-            projections.rebuild(campaign, recorder().events(campaign_id))  # as the command does
-
     from summary import record
 
-    db = "PostgreSQL" if args.database_url else "SQLite"
-    print(f"\n{total:,} events on {db}")
+    print(f"\n{total:,} events on {db} (check events rolled by the engines)")
     workers = os.cpu_count() or 1
     base_rows = timed("baseline: read the raw rows", read_rows, total)
     chain_rate = timed("chain (seq, links, hashes)", chain, total)
     proof_rate = timed("verify_log --fresh, 1 process", verify(1), total)
     verify_rate = timed(f"verify_log --fresh, {workers} workers", verify(workers), total)
-    base_events = timed("baseline: read Event objects", read_events, total)
-    base_recorded = timed("baseline: read rows (recorder)", read_recorded, total)
-    rebuild_rate = timed("rebuild_projections", rebuild, total)
     record(
         f"log: chain (verify_log --rehash's pass), {total:,} events, {db}",
         chain_rate,
@@ -232,22 +420,130 @@ def main() -> None:
         proof_rate,
         "baseline: the same in one process",
     )
-    record(
-        f"log: rebuild_projections, {total:,} events, {db}",
-        rebuild_rate,
-        "events/s",
-        base_recorded,
-        "baseline: reading the rows (target ≥ 20,000/s, ratio ≥ 0.5)",
-    )
     print(
         f"\n  chain   {chain_rate:,.0f} events/s = {chain_rate / base_rows:.2f}x reading the rows"
     )
     ratio = verify_rate / proof_rate
     print(f"  verify  {verify_rate:,.0f} events/s on {workers} workers = {ratio:.2f}x one")
-    print(
-        f"  rebuild {rebuild_rate:,.0f} events/s = {rebuild_rate / base_recorded:.2f}x reading the "
-        f"rows, {rebuild_rate / base_events:.2f}x reading Event objects"
+
+
+def rebuild_phases(events: int, db: str) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    from campaign.models import Campaign
+    from eventlog.recorders import recorder
+    from rolls.models import Check
+
+    campaign_id = write_mixed_log(events)
+    total = Campaign.objects.get(pk=campaign_id).head_seq
+
+    def read_rows() -> None:
+        for _ in recorder().rows(campaign_id):
+            pass
+
+    def rebuild() -> None:
+        out = io.StringIO()  # the progress bar would garble the table
+        call_command("rebuild_projections", campaign=[campaign_id], stdout=out, stderr=out)
+
+    from summary import record
+
+    print(f"\n{total:,} events on {db} (a session of mixed play, replicated)")
+    base = timed("baseline: read the rows (decoded)", read_rows, total)
+    rate = timed("rebuild_projections", rebuild, total)
+    checks = Check.objects.filter(campaign_id=campaign_id).count()
+    record(
+        f"log: rebuild_projections, {total:,} events of mixed play, {db}",
+        rate,
+        "events/s",
+        base,
+        "baseline: reading the rows (target ≥ 20,000/s, ratio ≥ 0.5)",
     )
+    print(
+        f"\n  rebuild {rate:,.0f} events/s = {rate / base:.2f}x reading the rows "
+        f"({checks:,} check rows)"
+    )
+
+
+def catchup_phase(events: int, db: str, database_url: str) -> None:
+    """One socket catches up ``events`` events from seq 0 (a page after a long absence), timed
+    from connecting to `caught_up`, beside reading the same rows in this process."""
+    import asyncio
+    import io
+
+    from django.core.management import call_command
+    from django.db import connection
+    from rest_framework.authtoken.models import Token
+    from sockets import start
+
+    from campaign.models import Campaign
+    from eventlog.recorders import recorder
+
+    campaign_id = write_mixed_log(events, name="catchup")
+    quiet = io.StringIO()
+    call_command("rebuild_projections", campaign=[campaign_id], stdout=quiet, stderr=quiet)
+    campaign = Campaign.objects.get(pk=campaign_id)
+    gm = campaign.memberships.get(role="gm").user
+    token = Token.objects.create(user=gm).key
+    connection.close()  # the server process reads the database now
+
+    def read_rows() -> None:
+        for _ in recorder().rows(campaign_id):
+            pass
+
+    async def catch_up(port: int) -> tuple[float, int]:
+        from websockets.asyncio.client import connect
+
+        url = f"ws://127.0.0.1:{port}/ws/campaigns/{campaign_id}/?after=0"
+        headers = {"Authorization": f"Token {token}"}
+        began = time.perf_counter()
+        async with connect(url, additional_headers=headers, max_size=None) as socket:
+            seen = 0
+            while True:
+                frame = json.loads(await asyncio.wait_for(socket.recv(), 300))
+                if frame["type"] == "events":
+                    seen += len(frame["events"])
+                elif frame["type"] == "caught_up":
+                    return time.perf_counter() - began, seen
+
+    url = database_url or f"sqlite:///{ROOT / 'var' / 'bench' / 'log.sqlite3'}"
+    process, port = start("config.asgi:application", url, "--ws-ping-timeout", "600")
+    try:
+        # Warm the server (imports, the connection) with a socket that has nothing to catch up.
+        asyncio.run(_warm(port, campaign_id, token, campaign.head_seq))
+        total = campaign.head_seq
+        print(f"\n{total:,} events on {db}: one socket catches up from seq 0 (GM)")
+        base = timed("baseline: read the rows (decoded)", read_rows, total)
+        elapsed, seen = asyncio.run(catch_up(port))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert seen == total, f"the socket was sent {seen} of {total} events"
+    rate = total / elapsed
+    print(
+        f"  {'socket catch-up (read, presented, sent)':<34} {elapsed:8.2f}s  {rate:12,.0f} events/s"
+    )
+    print(f"\n  catch-up {rate:,.0f} events/s = {rate / base:.2f}x reading the rows")
+    from summary import record
+
+    record(
+        f"log: a socket catches up {total:,} events, {db}",
+        rate,
+        "events/s",
+        base,
+        "baseline: reading the rows (target ratio ≥ 0.5)",
+    )
+
+
+async def _warm(port: int, campaign_id: int, token: str, head: int) -> None:
+    from websockets.asyncio.client import connect
+
+    url = f"ws://127.0.0.1:{port}/ws/campaigns/{campaign_id}/?after={head}"
+    headers = {"Authorization": f"Token {token}"}
+    async with connect(url, additional_headers=headers, max_size=None, open_timeout=60) as socket:
+        while json.loads(await socket.recv())["type"] != "caught_up":
+            pass
 
 
 if __name__ == "__main__":

@@ -48,7 +48,6 @@ def main() -> None:
     from campaign import services
     from campaign.models import Campaign, Membership, Session
     from eventlog import projections
-    from eventlog.models import Event
     from eventlog.stream import lock_stream
     from rolls.models import Check
     from rolls.reads.chronicle import session_chronicle, to_markdown
@@ -57,9 +56,7 @@ def main() -> None:
     campaign_id = write_log(events)
     with transaction.atomic():
         campaign = lock_stream(campaign_id)
-        projections.rebuild(
-            campaign, Event.objects.filter(campaign=campaign).order_by("seq").iterator(2000)
-        )
+        projections.rebuild(campaign)
     campaign = Campaign.objects.get(pk=campaign_id)
     player = get_user_model().objects.create_user("player", password="bench-password")
     services.join_campaign(invite_code=campaign.invite_code, user=player)

@@ -6,4 +6,4 @@ class CampaignConfig(AppConfig):
     verbose_name = "Campaigns"
 
     def ready(self) -> None:
-        from campaign import projectors  # noqa: F401  (registers the projectors)
+        from campaign import projectors, replayers  # noqa: F401  (registers them)

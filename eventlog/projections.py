@@ -1,22 +1,27 @@
 """Read models projected from the event log.
 
-A projector is a function of one event that updates read-model rows. The same projectors run
-incrementally (inside the append transaction) and in `rebuild`, which wipes a campaign's read
-models and replays its stream, so both paths give the same state by construction.
+A projector is a function of one event that updates read-model rows, run inside the append's
+transaction. `rebuild` wipes a campaign's read models and replays its stream through each type's
+replayer instead (`eventlog.replay`: the same changes made to rows in memory and written in
+bulk); tests compare what the two write, table by table.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextvars import ContextVar
 from functools import cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
+from eventlog.chain import canonical_json
+
 if TYPE_CHECKING:
     from campaign.models import Campaign
+    from eventlog.intact import ChainBroken
     from eventlog.models import Event
 
 Projector = Callable[["Event"], None]
@@ -35,25 +40,15 @@ def projects(*event_types: str) -> Callable[[Projector], Projector]:
     return register
 
 
+def read_models() -> tuple[type[models.Model], ...]:
+    """The read models `rebuild` replaces (each has a `campaign` foreign key)."""
+    return tuple(_read_models)
+
+
 def register_read_models(*model_classes: type[models.Model]) -> None:
     for model_class in model_classes:
         if model_class not in _read_models:
             _read_models.append(model_class)
-
-
-# During a rebuild, rows created through `insert` / `insert_values` wait here, as the values the
-# database takes, and are written in bulk: a long log is mostly check events, and one INSERT
-# (or one model instance) per event would dominate the rebuild.
-_pending: ContextVar[dict[type[models.Model], list[list[Any]]] | None] = ContextVar(
-    "pending_read_model_rows", default=None
-)
-_BATCH = 5000
-# Event types whose projectors only *add* rows (through `insert`) and read no pending row.
-_BATCHABLE: set[str] = set()
-
-
-def batchable(*event_types: str) -> None:
-    _BATCHABLE.update(event_types)
 
 
 # The rows `insert` wrote for the event being applied (outside a rebuild), so that the service
@@ -68,68 +63,29 @@ def inserted(event: Event, model_class: type[M]) -> M:
     return next(row for row in event.projected if isinstance(row, model_class))
 
 
-def rebuilding() -> bool:
-    return _pending.get() is not None
-
-
 def insert(row: models.Model) -> None:
-    """Create a read-model row: at once, or batched while a rebuild replays the log."""
-    pending = _pending.get()
-    if pending is None:
-        _insert_one(row)
-        written = _inserted.get()
-        if written is not None:
-            written.append(row)
-        return
-    _add(pending, type(row), [getattr(row, field.attname) for field in _written(type(row))])
+    """Create a read-model row (the service that appended the event gets it: `inserted`)."""
+    _insert_one(row)
+    written = _inserted.get()
+    if written is not None:
+        written.append(row)
 
 
-def insert_values(model_class: type[M], values: dict[str, Any]) -> M | None:
-    """`insert` of a row given as its field values (attnames; the others take their defaults).
-    While a rebuild replays the log no model instance is built (None is returned)."""
-    pending = _pending.get()
-    if pending is None:
-        row = model_class(**values)
-        insert(row)
-        return row
-    _add(
-        pending,
-        model_class,
-        [
-            values[field.attname] if field.attname in values else field.get_default()
-            for field in _written(model_class)
-        ],
-    )
-    return None
-
-
-def _add(pending: dict, model_class: type[models.Model], values: list[Any]) -> None:
-    rows = pending.setdefault(model_class, [])
-    rows.append(values)
-    if len(rows) >= _BATCH:
-        _flush(pending)
+def insert_values(model_class: type[M], values: dict[str, Any]) -> M:
+    """`insert` of a row given as its field values (attnames; the others take their defaults)."""
+    row = model_class(**values)
+    insert(row)
+    return row
 
 
 @cache
-def _written(model_class: type[models.Model]) -> list[models.Field]:
+def written_fields(model_class: type[models.Model]) -> list[models.Field]:
+    """The fields an INSERT gives (all but a generated id)."""
     return [
         field
         for field in model_class._meta.concrete_fields
         if not (field.primary_key and isinstance(field, models.AutoField))
     ]
-
-
-# Values the drivers take as they are; every other field is prepared by the field itself.
-_AS_IS = (
-    models.CharField,
-    models.TextField,
-    models.IntegerField,
-    models.BigIntegerField,
-    models.PositiveBigIntegerField,
-    models.PositiveIntegerField,
-    models.BooleanField,
-    models.ForeignKey,
-)
 
 
 def _insert_one(row: models.Model) -> None:
@@ -141,7 +97,7 @@ def _insert_one(row: models.Model) -> None:
     if not isinstance(model_class._meta.pk, models.AutoField):
         row.save(force_insert=True)
         return
-    fields = _written(model_class)
+    fields = written_fields(model_class)
     db = connections[DEFAULT_DB_ALIAS]
 
     def inserted_as(pk: int) -> None:
@@ -158,47 +114,11 @@ def _insert_one(row: models.Model) -> None:
     row._state.adding, row._state.db = False, db.alias
 
 
-def _flush(pending: dict[type[models.Model], list[list[Any]]]) -> None:
-    for model_class, rows in pending.items():
-        if rows:
-            _insert_many(model_class, rows)
-            rows.clear()
-
-
-def _insert_many(model_class: type[models.Model], rows: list[list[Any]]) -> None:
-    """Many rows in one go through the recorder (COPY on PostgreSQL, one prepared INSERT run
-    with executemany on SQLite): bulk_create's SQL building costs more than the database's work
-    for these narrow rows."""
-    from eventlog.recorders import recorder
-
-    fields = _written(model_class)
-    db = connections[DEFAULT_DB_ALIAS]  # the real wrapper: the proxy costs a lookup per value
-    prepare = [
-        (index, field)
-        for index, field in enumerate(fields)
-        if not (isinstance(field, _AS_IS) and not field.choices)
-    ]
-    for row in rows:
-        for index, field in prepare:
-            row[index] = field.get_db_prep_save(row[index], db)
-    recorder().copy_rows(
-        db.ops.quote_name(model_class._meta.db_table),
-        [db.ops.quote_name(field.column) for field in fields],
-        rows,
-    )
-
-
-def flush_pending() -> None:
-    """Write a rebuild's waiting rows now (for a projector that must read one back)."""
-    pending = _pending.get()
-    if pending is not None:
-        _flush(pending)
-
-
 def apply(event: Event) -> None:
-    pending = _pending.get()
-    if pending is not None and event.type not in _BATCHABLE:
-        _flush(pending)  # this projector may read or change rows that are still pending
+    # The projectors see the payload as a replay reads it back (keys in the stored, canonical
+    # order), so that the JSON they write is the same text live and rebuilt.
+    payload = event.payload
+    event.payload = json.loads(canonical_json(payload))
     written: list[models.Model] = []
     token = _inserted.set(written)
     try:
@@ -206,25 +126,30 @@ def apply(event: Event) -> None:
             projector(event)
     finally:
         _inserted.reset(token)
+        event.payload = payload
     event.projected = written
 
 
-def rebuild(campaign: Campaign, events: Iterable[Event]) -> int:
-    """Replace the campaign's read models by a replay of ``events`` (its whole stream, in order).
+def rebuild(
+    campaign: Campaign,
+    *,
+    on_problem: Callable[[ChainBroken], None] | None = None,
+    advance: Callable[[int], None] | None = None,
+) -> int:
+    """Replace the campaign's read models by a replay of its whole stream (`eventlog.replay`:
+    the types' replayers, rows written in bulk), checking the chain as it reads (a problem is
+    raised, or handed to ``on_problem``). Must run in a transaction holding the stream lock, so
+    that a refused or failed rebuild leaves the read models as they were; returns the number of
+    events replayed."""
+    from eventlog.intact import refuse
+    from eventlog.recorders import recorder
+    from eventlog.replay import replay
 
-    Must run in a transaction holding the stream lock; returns the number of events replayed.
-    """
     # Children first, so foreign keys between read models never dangle mid-wipe.
     for model_class in reversed(_read_models):
         model_class.objects.filter(campaign=campaign).delete()
-    count = 0
-    pending: dict[type[models.Model], list[models.Model]] = {}
-    token = _pending.set(pending)
+    rows = recorder().replay_rows(campaign.pk)
     try:
-        for event in events:
-            apply(event)
-            count += 1
-        _flush(pending)
+        return replay(campaign, rows, on_problem or refuse, advance)
     finally:
-        _pending.reset(token)
-    return count
+        rows.close()

@@ -7,4 +7,4 @@ class RollsConfig(AppConfig):
 
     def ready(self) -> None:
         import rolls.live.broadcast  # noqa: F401  (publishes committed events live)
-        from rolls.checks import projectors  # noqa: F401  (registers the projectors)
+        from rolls.checks import projectors, replayers  # noqa: F401  (registers them)

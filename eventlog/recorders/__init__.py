@@ -91,6 +91,28 @@ class Recorder(Protocol):
         """The rows of a hand-written read (``%s`` placeholders), prepared where the backend
         can: the hot path's joins (`eventlog.rows.fetch`)."""
 
+    def page(
+        self,
+        campaign_id: int,
+        *,
+        after: int,
+        limit: int,
+        until: int | None = None,
+        types: Sequence[str] = (),
+        context: Sequence[tuple[str, str]] = (),
+    ) -> list[Recorded]:
+        """Up to ``limit`` events with seq in (after, until], oldest first, as `Recorded` (no
+        queryset, no model instance): of ``types`` if any, and with each ``context`` pair (one
+        of `CONTEXT_COLUMNS`, a UUID's text). What `GET events/` and the live feed's catch-up
+        read, to present: the context ids come as their text (`str(UUID)`), not as UUIDs."""
+
+    def replay_rows(
+        self, campaign_id: int, *, after: int = 0, batch: int = 5000
+    ) -> Iterator[tuple]:
+        """A replay's rows (`eventlog.replay.replay`): id, seq, type, the payload's canonical
+        text, actor, created_at as stored and as the event document's text, visibility, the four
+        context ids as stored, the same four as text, prev_hash, hash."""
+
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         """One read-model row (values as the field prepared them); its generated id."""
 
@@ -102,6 +124,46 @@ class Recorder(Protocol):
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Bulk-load read-model rows (a rebuild), values as the driver takes them."""
+
+
+CONTEXT_COLUMNS = ("session_id", "scene_id", "chapter_id", "character_id")
+
+
+@cache
+def page_sql(
+    mark: str, until: bool, types: int, context: tuple[str, ...], ids_as: str = "{}"
+) -> str:
+    """`Recorder.page`'s statement for one shape of filter (``mark``: the driver's placeholder;
+    ``ids_as``: how the context ids are selected, e.g. "{}::text"); the parameters go campaign,
+    after, [until], [types…], [context], limit."""
+    where = [f"campaign_id = {mark}", f"seq > {mark}"]
+    if until:
+        where.append(f"seq <= {mark}")
+    if types:
+        where.append(f"type IN ({', '.join([mark] * types)})")
+    for column in context:
+        if column not in CONTEXT_COLUMNS:
+            raise ValueError(f"not a context column: {column}")
+        where.append(f"{column} = {mark}")
+    columns = [
+        ids_as.format(field.column) if field.column in CONTEXT_COLUMNS else field.column
+        for field in event_fields()
+    ]
+    return (
+        f"SELECT {', '.join(columns)} FROM {event_table()} "
+        f"WHERE {' AND '.join(where)} ORDER BY seq LIMIT {mark}"
+    )
+
+
+def page_params(
+    campaign_id: int,
+    after: int,
+    limit: int,
+    until: int | None,
+    types: Sequence[str],
+    context: Sequence[Any],
+) -> list[Any]:
+    return [campaign_id, after, *([] if until is None else [until]), *types, *context, limit]
 
 
 def recorder(alias: str = "default") -> Recorder:

@@ -17,7 +17,16 @@ import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from eventlog.chain import CanonicalEncoder
-from eventlog.recorders import HeadMoved, Recorded, event_fields, event_table, head_table, logged
+from eventlog.recorders import (
+    HeadMoved,
+    Recorded,
+    event_fields,
+    event_table,
+    head_table,
+    logged,
+    page_params,
+    page_sql,
+)
 
 _encode = CanonicalEncoder().encode
 
@@ -55,6 +64,19 @@ def select_sql(limit: bool) -> str:
     return (
         f"SELECT {', '.join(f.column for f in event_fields())} FROM {event_table()} "
         "WHERE campaign_id = %s AND seq > %s ORDER BY seq" + (" LIMIT %s" if limit else "")
+    )
+
+
+@cache
+def replay_sql() -> str:
+    """A replay's rows: the hashed canonical text (the jsonb's text for rows appended without
+    it), the ids and the time as text (COPY takes them back so; the session's time zone is UTC)
+    and the time also as the event document has it."""
+    return (
+        "SELECT id, seq, type, COALESCE(payload_text, payload::text), actor_id, created_at::text, "
+        "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'), "
+        "visibility, session_id::text, scene_id::text, chapter_id::text, character_id::text, "
+        f"prev_hash, hash FROM {event_table()} WHERE campaign_id = %s AND seq > %s ORDER BY seq"
     )
 
 
@@ -137,6 +159,75 @@ class PostgresRecorder:
             rows = cursor.fetchall()
         logged(self.connection, sql, began)
         return rows
+
+    def replay_rows(
+        self, campaign_id: int, *, after: int = 0, batch: int = 5000
+    ) -> Iterator[tuple]:
+        # One query, streamed through a server-side cursor (the rebuild's transaction holds it
+        # open while the read models are written): pages of `seq > last LIMIT n` would each be
+        # planned on their own, and on a table loaded since its last ANALYZE each re-sorted the
+        # whole log.
+        sql = replay_sql()
+        began = time.monotonic()
+        with self.connection.wrap_database_errors:
+            self.connection.ensure_connection()
+            # Outside a transaction the cursor must outlive the implicit one: WITH HOLD.
+            held = not self.connection.in_atomic_block
+            with self.connection.connection.cursor(name="replay", withhold=held) as cursor:
+                cursor.itersize = batch
+                cursor.execute(sql, (campaign_id, after))
+                logged(self.connection, sql, began)
+                while rows := cursor.fetchmany(batch):
+                    for (
+                        pk,
+                        seq,
+                        type_,
+                        text,
+                        actor,
+                        created,
+                        created_text,
+                        visibility,
+                        *rest,
+                    ) in rows:
+                        session, scene, chapter, character, prev, hash_ = rest
+                        yield (
+                            pk,
+                            seq,
+                            type_,
+                            text,
+                            actor,
+                            created,
+                            created_text,
+                            visibility,
+                            session,
+                            scene,
+                            chapter,
+                            character,
+                            (session, scene, chapter, character),  # ::text: the document's form
+                            prev,
+                            hash_,
+                        )
+
+    def page(
+        self,
+        campaign_id: int,
+        *,
+        after: int,
+        limit: int,
+        until: int | None = None,
+        types: Sequence[str] = (),
+        context: Sequence[tuple[str, str]] = (),
+    ) -> list[Recorded]:
+        columns = tuple(c for c, _ in context)
+        sql = page_sql("%s", until is not None, len(types), columns, "{}::text")
+        params = page_params(campaign_id, after, limit, until, types, [v for _, v in context])
+        at, loads = _payload_index(), json.loads
+        began = time.monotonic()
+        with self._cursor() as cursor:
+            cursor.execute(sql, params, prepare=True)
+            rows = cursor.fetchall()
+        logged(self.connection, sql, began)
+        return [Recorded((*row[:at], loads(row[at]), *row[at + 1 :])) for row in rows]
 
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = _insert_sql(table, tuple(columns))

@@ -8,15 +8,19 @@ IMMEDIATE transaction already holds the database's write lock, so there is no ro
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any
+from uuid import UUID
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from eventlog import rows as stored
 from eventlog.recorders import (
+    CONTEXT_COLUMNS,
     HeadMoved,
     Recorded,
     django_errors,
@@ -24,6 +28,8 @@ from eventlog.recorders import (
     event_table,
     head_table,
     logged,
+    page_params,
+    page_sql,
 )
 
 
@@ -105,13 +111,34 @@ class SqliteRecorder:
         for row in self.rows(campaign_id, after=after, batch=batch):
             yield Recorded(row)
 
-    @django_errors
+    def replay_rows(
+        self, campaign_id: int, *, after: int = 0, batch: int = 5000
+    ) -> Iterator[tuple]:
+        return _replay_rows(self, campaign_id, after, batch)
+
+    def page(
+        self,
+        campaign_id: int,
+        *,
+        after: int,
+        limit: int,
+        until: int | None = None,
+        types: Sequence[str] = (),
+        context: Sequence[tuple[str, str]] = (),
+    ) -> list[Recorded]:
+        columns = tuple(column for column, _ in context)
+        sql = page_sql("?", until is not None, len(types), columns)
+        values = [UUID(value).hex for _, value in context]  # as SQLite keeps a UUID
+        params = page_params(campaign_id, after, limit, until, types, values)
+        return [Recorded(values) for values in _presentable(self._fetch(sql, tuple(params)))]
+
     def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         """A hand-written read through Django's cursor (SQLite caches its statements itself)."""
         with self.connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
+    @django_errors
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = (
             f"INSERT INTO {table} ({', '.join(columns)}) "
@@ -122,16 +149,106 @@ class SqliteRecorder:
         logged(self.connection, sql, began)
         return pk
 
-    @django_errors
     def insert_row_later(
         self, table: str, columns: Sequence[str], values: Sequence[Any], done: Callable[[int], None]
     ) -> None:
         """`insert_row` at once: SQLite has no round trip to save."""
         done(self.insert_row(table, columns, values))
 
+    @django_errors
     def copy_rows(self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """One prepared INSERT, executemany: SQLite's fastest way in from Python."""
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
         began = time.monotonic()
         self._raw().executemany(sql, rows)
         logged(self.connection, sql, began, many=len(rows))
+
+
+@cache
+def _positions() -> tuple[int, int, tuple[int, ...]]:
+    names = [field.column for field in event_fields()]
+    ids = tuple(names.index(column) for column in CONTEXT_COLUMNS)
+    return names.index("payload"), names.index("created_at"), ids
+
+
+def _presentable(rows: list[tuple]) -> Iterator[list]:
+    """Stored rows as `Recorder.page` gives them: the payload decoded, the time an aware
+    datetime, the context ids as their text (each distinct id's made once)."""
+    payload, created, ids = _positions()
+    texts: dict[str, str] = {}
+    loads, parse = json.loads, datetime.fromisoformat
+    for row in rows:
+        values = list(row)
+        values[payload] = loads(values[payload])
+        moment = values[created]  # Django's converter gives the naive UTC datetime stored
+        values[created] = (
+            moment.replace(tzinfo=UTC)
+            if not isinstance(moment, str)
+            else parse(moment).replace(tzinfo=UTC)
+        )
+        for at in ids:
+            stored_id = values[at]
+            if stored_id is not None:
+                text = texts.get(stored_id)
+                if text is None:
+                    text = texts[stored_id] = _dashed(stored_id)
+                values[at] = text
+        yield values
+
+
+@cache
+def replay_sql() -> str:
+    # `created_at || ''`: the stored text, not the datetime Django's converter would parse.
+    return (
+        "SELECT id, seq, type, payload, actor_id, created_at || '', visibility, session_id, "
+        f"scene_id, chapter_id, character_id, prev_hash, hash FROM {event_table()} "
+        "WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+    )
+
+
+def _dashed(stored: str) -> str:
+    return f"{stored[:8]}-{stored[8:12]}-{stored[12:16]}-{stored[16:20]}-{stored[20:]}"
+
+
+def _replay_rows(recorder: SqliteRecorder, campaign_id: int, after: int, batch: int):
+    sql, texts = replay_sql(), {}  # a log has few distinct ids: each one's text made once
+
+    def dashed(stored: str) -> str:
+        text = texts.get(stored)
+        if text is None:
+            text = texts[stored] = _dashed(stored)
+        return text
+
+    while True:
+        rows = recorder._fetch(sql, (campaign_id, after, batch))
+        for pk, seq, type_, text, actor, created, visibility, *ids, prev, hash_ in rows:
+            session, scene, chapter, character = ids
+            # The event document's forms (eventlog.chain.event_document) of the stored values.
+            created_text = created.replace(" ", "T", 1)
+            if "." not in created:
+                created_text += ".000000"
+            yield (
+                pk,
+                seq,
+                type_,
+                text,
+                actor,
+                created,
+                created_text + "+00:00",
+                visibility,
+                session,
+                scene,
+                chapter,
+                character,
+                (
+                    session and dashed(session),
+                    scene and dashed(scene),
+                    chapter and dashed(chapter),
+                    character and dashed(character),
+                ),
+                prev,
+                hash_,
+            )
+        if len(rows) < batch:
+            return
+        after = rows[-1][1]

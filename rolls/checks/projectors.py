@@ -21,20 +21,11 @@ from eventlog.event_types import (
     TASK_RESET,
 )
 from eventlog.models import Event
-from eventlog.projections import (
-    batchable,
-    flush_pending,
-    insert_values,
-    projects,
-    register_read_models,
-)
+from eventlog.projections import insert_values, projects, register_read_models
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.rules import recorded_failed_attempt, task_key
 
 register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
-# A check event adds its Check row through `insert`; the rows it reads (counters, calls,
-# characters) are never batched, so a rebuild may write Check rows in bulk.
-batchable(CHECK_ROLLED)
 
 
 def _add_resource(
@@ -97,18 +88,12 @@ def _check_rolled(event: Event) -> None:
                 check_seq=event.seq,
             )
         if roll.get("beats_awarded"):
-            _add_resource(
-                roll["character_id"], "beats", roll["beats_awarded"], _written(row, event)
-            )
+            _add_resource(roll["character_id"], "beats", roll["beats_awarded"], row)
         if roll.get("willpower_spent"):
-            _add_resource(
-                roll["character_id"], "willpower", -roll["willpower_spent"], _written(row, event)
-            )
+            _add_resource(roll["character_id"], "willpower", -roll["willpower_spent"], row)
         resisting = roll.get("resistance_willpower_spent")
         if resisting:  # CofD: the resisting character raised their trait with Willpower
-            _add_resource(
-                resisting["character_id"], "willpower", -resisting["points"], _check_row(event)
-            )
+            _add_resource(resisting["character_id"], "willpower", -resisting["points"], row)
     for helper_seq in data.get("helpers", []):
         RuleUse.objects.create(
             campaign_id=event.campaign_id, rule="helper", period_id=None, check_seq=helper_seq
@@ -136,16 +121,6 @@ def _check_rolled(event: Event) -> None:
             call.answered = {**call.answered, str(event.character_id): event.seq}
             call.closed = set(call.answered) >= set(call.character_ids)
             call.save(update_fields=["answered", "closed"])
-
-
-def _written(row: Check | None, event: Event) -> Check:
-    """The check row just inserted (read back only when a rebuild's batch still holds it)."""
-    return row if row is not None else _check_row(event)
-
-
-def _check_row(event: Event) -> Check:
-    flush_pending()  # the row may still wait in a rebuild's batch
-    return Check.objects.get(campaign_id=event.campaign_id, seq=event.seq)
 
 
 def _update_roll(event: Event, **changes) -> Check:

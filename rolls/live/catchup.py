@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from campaign.models import Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
-from eventlog.models import Event
+from eventlog.recorders import recorder
 from rolls.reads.present import SharedPage
 
 PAGE = 200  # events per catch-up frame
@@ -96,10 +96,9 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
             _read.move_to_end(read_key)
     if shared is None:
         start, end = read_key[1], read_key[2]
-        events = Event.objects.filter(
-            campaign_id=membership.campaign_id, seq__gt=start, seq__lte=end
-        ).order_by("seq")
-        shared = SharedPage(list(events))
+        # Rows, not a queryset (eventlog.recorders): no SQL compiled, no model instance.
+        events = recorder().page(membership.campaign_id, after=start, until=end, limit=PAGE)
+        shared = SharedPage(events)
         _keep(_read, read_key, shared, READ_KEPT)
     viewer_class = shared.class_of(membership)
     _keep(_classes, _class_key(read_key, membership), viewer_class, CLASSES_KEPT)

@@ -7,6 +7,7 @@ exactly the same thing over either.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -15,6 +16,7 @@ from campaign.errors import Conflict, InvalidInput
 from campaign.models import Membership
 from eventlog.chain import GENESIS, is_chain_hash
 from eventlog.models import Event
+from eventlog.recorders import recorder
 from rolls.reads.present import present_events
 
 
@@ -34,21 +36,24 @@ def events_for(
     Filtering by character matches only events the member may see in full: a hidden roll's stub
     hides whose character it concerned, so the filter must not tell it either.
     """
-    events = Event.objects.filter(campaign_id=membership.campaign_id, seq__gt=after)
-    if until is not None:
-        events = events.filter(seq__lte=until)
-    if types:
-        events = events.filter(type__in=types)
-    if session:
-        events = events.filter(session_id=session)
-    if chapter:
-        events = events.filter(chapter_id=chapter)
+    read = functools.partial(
+        recorder().page,  # rows, not a queryset: a page of the log is read on every poll
+        membership.campaign_id,
+        limit=limit,
+        until=until,
+        types=types or (),
+    )
+    context = [
+        (f"{name}_id", value)
+        for name, value in (("session", session), ("chapter", chapter))
+        if value
+    ]
     if not character:
-        return present_events(events.order_by("seq")[:limit], membership)
-    events = events.filter(character_id=character).order_by("seq")
+        return present_events(read(after=after, context=context), membership)
+    context.append(("character_id", character))
     shown: list[dict[str, Any]] = []
     while len(shown) < limit:
-        batch = list(events.filter(seq__gt=after)[:limit])
+        batch = read(after=after, context=context)
         if not batch:
             break
         after = batch[-1].seq

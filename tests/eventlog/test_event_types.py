@@ -15,6 +15,7 @@ from eventlog.event_types import (
     javascript_module,
 )
 from eventlog.management.commands.export_event_types import EVENTS_JS
+from eventlog.replay import replayed_types
 from rolls.systems import SYSTEM_IDS
 from rolls.trust.export import export_campaign
 from rolls.trust.verify import CHAIN_ONLY_TYPES, StreamVerifier, check_export
@@ -30,6 +31,10 @@ def test_every_type_has_a_projector():
     unprojected = [t for t in ALL_TYPES if not projections._projectors.get(t)]
     assert unprojected == []
     assert set(projections._projectors) <= set(ALL_TYPES), "a projector for an unnamed type"
+
+
+def test_every_type_has_a_replayer_for_rebuilds():
+    assert replayed_types() == set(ALL_TYPES)
 
 
 def test_every_type_is_understood_by_the_verifier():

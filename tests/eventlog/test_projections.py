@@ -11,33 +11,20 @@ from hypothesis import strategies as st
 
 from campaign import services
 from campaign.errors import DomainError
-from campaign.models import Campaign, Chapter, Character, Membership, Session
+from campaign.models import Campaign, Character, Membership
 from eventlog import projections
-from eventlog.models import Event
 from eventlog.stream import lock_stream
+from tests.eventlog.tables import stored_tables
 
 
 def snapshot(campaign: Campaign) -> dict:
-    campaign = Campaign.objects.get(pk=campaign.pk)
-
-    def rows(model, *fields):
-        return sorted(model.objects.filter(campaign=campaign).values_list(*fields), key=repr)
-
-    return {
-        "campaign": (campaign.name, campaign.system, campaign.options),
-        "members": rows(Membership, "user_id", "role", "joined_seq"),
-        "characters": rows(
-            Character, "id", "owner_id", "name", "traits", "resources", "created_seq", "updated_seq"
-        ),
-        "chapters": rows(Chapter, "id", "number", "title", "started_seq", "ended_seq", "ended_at"),
-        "sessions": rows(Session, "id", "number", "title", "started_seq", "ended_seq", "ended_at"),
-    }
+    return stored_tables(campaign.pk)  # every read model, column by column, as stored
 
 
 def rebuild(campaign: Campaign) -> None:
     with transaction.atomic():
         locked = lock_stream(campaign.pk)
-        projections.rebuild(locked, Event.objects.filter(campaign=locked).order_by("seq"))
+        projections.rebuild(locked)
 
 
 ACTORS = ("gm", "alice", "boris", "olga", "stranger")

@@ -8,6 +8,7 @@ Python types), so that a stored event hashes to its hash."""
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
 from uuid import uuid4
 
@@ -139,3 +140,34 @@ def test_postgresql_appends_in_one_prepared_statement(make_campaign):
         counts.append(_prepared_appends())
     assert counts[0] >= 1
     assert counts[0] == counts[1] == counts[2]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("in_transaction", [True, False])
+def test_replay_rows_stream_the_log_in_or_out_of_a_transaction(make_campaign, in_transaction):
+    from eventlog.replay import stored_hash
+
+    campaign = make_campaign("cofd")
+    with transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        recorder().append(
+            _chained(locked, 7, session_id=uuid4(), character_id=uuid4()),
+            expected_seq=locked.head_seq,
+        )
+    block = transaction.atomic() if in_transaction else contextlib.nullcontext()
+    with block:
+        rows = list(recorder().replay_rows(campaign.pk, after=1, batch=3))
+    stored = list(Event.objects.filter(campaign=campaign, seq__gt=1).order_by("seq"))
+    assert [row[1] for row in rows] == [event.seq for event in stored]
+    for row, event in zip(rows, stored, strict=True):
+        _, seq, type_, text, actor, _, created_text, visibility = row[:8]
+        ids, prev_hash, hash_ = row[12:]
+        assert ids == tuple(
+            None if value is None else str(value)
+            for value in (event.session_id, event.scene_id, event.chapter_id, event.character_id)
+        )
+        stored_values = (campaign.pk, seq, type_, text, actor, created_text, visibility, ids)
+        # These rows have no payload_text: on PostgreSQL the text is the jsonb's, not canonical,
+        # and the replay hashes the decoded document instead.
+        hashed = {stored_hash(*stored_values, prev_hash, decode=decode) for decode in (0, 1)}
+        assert hash_ == event.hash and hash_ in hashed

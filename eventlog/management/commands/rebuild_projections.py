@@ -6,10 +6,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from eventlog import projections
-from eventlog.intact import ChainBroken, intact, refuse
+from eventlog.intact import ChainBroken, refuse
 from eventlog.models import Event, stream_owners
 from eventlog.progress import Progress
-from eventlog.recorders import recorder
 from eventlog.stream import lock_stream
 
 
@@ -60,20 +59,14 @@ class Command(BaseCommand):
         with transaction.atomic():
             if connection.vendor == "postgresql":
                 with connection.cursor() as cursor:  # one long rebuild is not a stuck request
-                    cursor.execute("SET LOCAL statement_timeout = 0")
+                    cursor.execute(
+                        "SET LOCAL statement_timeout = 0; "
+                        "SET LOCAL idle_in_transaction_session_timeout = 0"
+                    )
             locked = lock_stream(campaign_id)
-            events = recorder().events(locked.pk)  # rows, not a queryset
-            try:
-                checked = intact(locked, events, on_problem=self._warn if force else refuse)
-                projections.rebuild(locked, _counted(checked, progress))
-            finally:
-                events.close()
+            projections.rebuild(
+                locked, on_problem=self._warn if force else refuse, advance=progress.advance
+            )
 
     def _warn(self, problem: ChainBroken) -> None:
         self.stderr.write(f"warning (--force): {problem}")
-
-
-def _counted(events, progress: Progress):
-    for event in events:
-        yield event
-        progress.advance()

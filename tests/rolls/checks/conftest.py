@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 from campaign import services
 from campaign.models import Campaign, Character
 from eventlog.models import Event
+from tests.eventlog.tables import assert_rebuild_equals_live
 
 SHEETS: dict[str, dict[str, Any]] = {
     "cofd": {
@@ -68,6 +69,10 @@ class Table:
 
 @pytest.fixture
 def table(make_campaign, users):
+    """Tables to play at; when the test ends, each campaign's read models are rebuilt from its
+    log and must equal, table by table, what the live projectors wrote during the test."""
+    made: list[Table] = []
+
     def make(system: str, manual: bool = True, **options: Any) -> Table:
         campaign = make_campaign(system, options={"manual_dice": manual, **options})
         clients = {}
@@ -87,9 +92,12 @@ def table(make_campaign, users):
                 resources=RESOURCES.get(system),
                 owner_id=users[name].pk,
             )
+        made.append(result)
         return result
 
-    return make
+    yield make
+    for played in made:
+        assert_rebuild_equals_live(played.campaign.pk)
 
 
 def first_roll(check: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,293 @@
+"""Replaying a campaign's log into its read models at disk speed (`rebuild_projections`).
+
+The live projectors (`eventlog.projections`) change rows one event at a time, inside the append's
+transaction. A replay runs each type's *replayer* instead: the events come as stored rows (no
+model instance), the chain is checked on the way from the stored canonical text, and the read
+models are built in memory as the values the database stores, then written in bulk (COPY on
+PostgreSQL, one executemany per table on SQLite). No statement runs per event. Tests compare the
+tables a replay writes with those the live projectors wrote, column by column.
+
+Most read models of a campaign are small (members, characters, periods, calls, counters) and are
+kept whole until the end; a long log is mostly checks, which are kept in a window of the latest
+`WINDOW` and written as it slides. A follow-up or reveal of an older check reads that row back
+(one query, rare: follow-ups come right after their roll) and writes it back with an UPDATE.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import Any
+from uuid import UUID
+
+from django.db import DEFAULT_DB_ALIAS, connections, models
+
+from eventlog.chain import SEALED_PUBLIC_KEYS, canonical_json, document_hash, is_sealed
+from eventlog.intact import GENESIS, ChainBroken, refuse
+from eventlog.projections import written_fields
+
+WINDOW = 50_000  # check rows kept in memory during a replay (older ones are written)
+
+Replayer = Callable[["Replay", "Replayed"], None]
+_replayers: dict[str, list[Replayer]] = {}
+
+
+def replays(*event_types: str) -> Callable[[Replayer], Replayer]:
+    """Register the replayer of event types (each type also has a live projector)."""
+
+    def register(replayer: Replayer) -> Replayer:
+        for event_type in event_types:
+            _replayers.setdefault(event_type, []).append(replayer)
+        return replayer
+
+    return register
+
+
+def replayed_types() -> set[str]:
+    return set(_replayers)
+
+
+class Replayed:
+    """An event as a replay reads it. The ids and `created_at` are in the form the database
+    stores them (a read model copies them as they are); `text_id` gives an id's text."""
+
+    __slots__ = (
+        "actor_id",
+        "campaign_id",
+        "chapter_id",
+        "character_id",
+        "created_at",
+        "id",
+        "payload",
+        "scene_id",
+        "seq",
+        "session_id",
+        "type",
+        "visibility",
+    )
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+
+class Buffer:
+    """Rows of one read model waiting to be written, as field values: each field prepares its
+    own (these tables are small); ``stored`` names the fields given in stored form already."""
+
+    def __init__(self, model: type[models.Model], stored: Iterable[str] = ()) -> None:
+        self.model = model
+        self.fields = written_fields(model)
+        self.stored = set(stored)
+        self.rows: dict[Any, dict[str, Any]] = {}
+        self._serial = 0
+
+    def add(self, key: Any = None, **values: Any) -> dict[str, Any]:
+        """A new row (replacing the one under ``key``; None: a row nobody looks up again)."""
+        if key is None:
+            self._serial += 1
+            key = ("row", self._serial)
+        self.rows.pop(key, None)  # a re-created row goes last, as a new id would
+        for field in self.fields:
+            if field.attname not in values:
+                values[field.attname] = field.get_default()
+        row = self.rows[key] = values
+        return row
+
+    def get(self, key: Any) -> dict[str, Any] | None:
+        return self.rows.get(key)
+
+    def remove(self, key: Any) -> None:
+        self.rows.pop(key, None)
+
+    def write(self) -> None:
+        if not self.rows:
+            return
+        db = connections[DEFAULT_DB_ALIAS]
+        prepare = [(field.attname in self.stored or _as_is(field), field) for field in self.fields]
+        rows = [
+            [
+                row[field.attname] if as_is else field.get_db_prep_save(row[field.attname], db)
+                for as_is, field in prepare
+            ]
+            for row in self.rows.values()
+        ]
+        copy(self.model, self.fields, rows)
+        self.rows.clear()
+
+
+class Replay:
+    """The read models of one campaign as a replay builds them."""
+
+    def __init__(self, campaign: Any) -> None:
+        self.campaign = campaign
+        self.buffers: dict[Any, Any] = {}
+        self.owner_changes: dict[str, Any] = {}  # the stream owner's (campaign's) own row
+
+    def buffer(self, model: type[models.Model], stored: Iterable[str] = ()) -> Buffer:
+        found = self.buffers.get(model)
+        if found is None:
+            found = self.buffers[model] = Buffer(model, stored)
+        return found
+
+    def table(self, key: Any, make: Callable[[], Any]) -> Any:
+        """A projector's own in-memory table (made on first use; written by its `write`)."""
+        found = self.buffers.get(key)
+        if found is None:
+            found = self.buffers[key] = make()
+        return found
+
+    def text_id(self, stored: Any) -> str | None:
+        """A stored UUID's text with dashes, as `str(UUID)` gives it."""
+        if stored is None or (isinstance(stored, str) and len(stored) == 36):
+            return stored
+        return str(stored if isinstance(stored, UUID) else UUID(stored))
+
+    def write(self) -> None:
+        if self.owner_changes:
+            from eventlog.models import stream_owners
+
+            stream_owners().filter(pk=self.campaign.pk).update(**self.owner_changes)
+        for buffer in self.buffers.values():
+            buffer.write()
+
+
+def _as_is(field: models.Field) -> bool:
+    """Values the drivers take as they are (every other field prepares its own)."""
+    return isinstance(
+        field,
+        (models.CharField, models.TextField, models.IntegerField, models.BooleanField),
+    ) and not (field.choices or isinstance(field, models.ForeignKey))
+
+
+def copy(model: type[models.Model], fields: list[models.Field], rows: list) -> None:
+    from eventlog.recorders import recorder
+
+    db = connections[DEFAULT_DB_ALIAS]
+    recorder().copy_rows(
+        db.ops.quote_name(model._meta.db_table),
+        [db.ops.quote_name(field.column) for field in fields],
+        rows,
+    )
+
+
+@cache
+def type_text(event_type: str) -> str:
+    return json.dumps(event_type, ensure_ascii=False)
+
+
+def _quoted(value: str | None) -> str:
+    return "null" if value is None else f'"{value}"'
+
+
+def stored_hash(
+    campaign_id: int,
+    seq: int,
+    type_: str,
+    text: str,
+    actor: int | None,
+    created_text: str,
+    visibility: str,
+    ids: tuple[str | None, str | None, str | None, str | None],
+    prev_hash: str,
+    *,
+    payload: Any = None,
+    decode: bool = False,
+) -> str:
+    """An event's chain hash from its stored values (`Recorder.replay_rows`; ``payload``: the
+    text decoded, if at hand). The text being canonical, the hashed document is assembled around
+    it and hashed once (a hidden event's sealed digest too), with no JSON encoding: the bytes
+    `eventlog.chain.document_hash` hashes. ``decode``: hash the decoded document itself (for a
+    text that is not canonical)."""
+    session, scene, chapter, character = ids
+    q = _quoted
+    if decode:
+        document = {
+            "campaign": campaign_id,
+            "seq": seq,
+            "type": type_,
+            "payload": json.loads(text),
+            "actor": actor,
+            "created_at": created_text,
+            "visibility": visibility,
+            "session": session,
+            "scene": scene,
+            "chapter": chapter,
+            "character": character,
+            "prev_hash": prev_hash,
+        }
+        return document_hash(document)
+    if is_sealed(visibility):  # eventlog.chain.sealed_payload, from the canonical text
+        digest = hashlib.sha256(f'{{"character":{q(character)},"payload":{text}}}'.encode())
+        payload = json.loads(text) if payload is None else payload
+        public = {key: payload[key] for key in SEALED_PUBLIC_KEYS if key in payload}
+        text, character = canonical_json({"sealed": digest.hexdigest(), **public}), None
+    return hashlib.sha256(
+        (
+            f'{{"actor":{"null" if actor is None else actor},"campaign":{campaign_id},'
+            f'"chapter":{q(chapter)},"character":{q(character)},'
+            f'"created_at":"{created_text}","payload":{text},'
+            f'"prev_hash":"{prev_hash}","scene":{q(scene)},"seq":{seq},'
+            f'"session":{q(session)},"type":{type_text(type_)},'
+            f'"visibility":{type_text(visibility)}}}'
+        ).encode()
+    ).hexdigest()
+
+
+def replay(
+    campaign: Any,
+    rows: Iterable[tuple],
+    on_problem: Callable[[ChainBroken], None] = refuse,
+    advance: Callable[[int], None] | None = None,
+) -> int:
+    """Apply the replayers to a campaign's stored rows (`Recorder.replay_rows`), checking the
+    chain as `eventlog.intact.intact` does; then write the read models. Returns the count."""
+    state = Replay(campaign)
+    campaign_id, loads = campaign.pk, json.loads
+    get = _replayers.get
+    due, previous, count = 1, GENESIS, 0
+    for row in rows:
+        (pk, seq, type_, text, actor, created, created_text, visibility) = row[:8]
+        session, scene, chapter, character, ids, prev_hash, hash_ = row[8:]
+        payload = loads(text)
+        if seq != due:
+            on_problem(ChainBroken(campaign_id, seq, f"seq {due} is missing"))
+        elif prev_hash != previous:
+            on_problem(ChainBroken(campaign_id, seq, "not chained to the event before"))
+        else:
+            stored = (
+                campaign_id,
+                seq,
+                type_,
+                text,
+                actor,
+                created_text,
+                visibility,
+                ids,
+                prev_hash,
+            )
+            # A text that is not canonical (a row appended without `payload_text` on PostgreSQL,
+            # read as its jsonb's text) is hashed as the decoded document.
+            if stored_hash(*stored, payload=payload) != hash_ and (
+                stored_hash(*stored, decode=True) != hash_
+            ):
+                on_problem(ChainBroken(campaign_id, seq, "its hash does not match its content"))
+        due, previous = seq + 1, hash_
+        event = Replayed()
+        event.id, event.seq, event.type, event.payload = pk, seq, type_, payload
+        event.actor_id, event.created_at, event.visibility = actor, created, visibility
+        event.session_id, event.scene_id, event.chapter_id = session, scene, chapter
+        event.character_id, event.campaign_id = character, campaign_id
+        for replayer in get(type_, ()):
+            replayer(state, event)
+        count += 1
+        if advance is not None and not count % 1000:
+            advance(1000)
+    if (due - 1, previous) != (campaign.head_seq, campaign.head_hash):
+        on_problem(ChainBroken(campaign_id, campaign.head_seq, "the head is not the last event"))
+    state.write()
+    if advance is not None:
+        advance(count % 1000)
+    return count
