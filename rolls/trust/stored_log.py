@@ -35,7 +35,7 @@ from eventlog.event_types import (
 )
 from eventlog.models import Event
 from eventlog.progress import Progress
-from rolls.models import VerificationCheckpoint
+from rolls.models import VerificationCheckpoint, VerifiedSession
 from rolls.trust.verify import (
     _MALFORMED,
     FOLLOWUP_SYSTEMS,
@@ -66,8 +66,8 @@ _COLUMNS = (
 class Report:
     events: int = 0
     problems: list[Problem] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
     campaigns: list[StreamReport] = field(default_factory=list)
+    names: dict[int, str] = field(default_factory=dict)
 
     @property
     def failed_campaigns(self) -> int:
@@ -75,12 +75,26 @@ class Report:
         return sum(1 for campaign in self.campaigns if not campaign.ok)
 
     @property
+    def lines(self) -> list[str]:
+        """Per campaign, what was proven and every problem (made when asked for: a long log's
+        sessions are read in for it, `StreamReport.all_sessions`)."""
+        lines = []
+        for result in self.campaigns:
+            status = "ok  " if result.ok else "FAIL"
+            lines.append(
+                f"{status} campaign {result.campaign} ({self.names.get(result.campaign, '')}): "
+                f"{result.events:,} events, {result.sessions_proven} closed session(s) proven"
+            )
+            lines += result.detail_lines(indent="     ")
+        return lines
+
+    @property
     def sessions(self) -> list[dict[str, Any]]:
         """Per session, for pages: is it proven, the first problem within it or else its
         summary, its receipt."""
         rows = []
         for result in self.campaigns:
-            for session in result.sessions:
+            for session in result.all_sessions():
                 last = session.ended_seq or result.events
                 inside = [
                     p for p in result.problems if p.seq and session.started_seq <= p.seq <= last
@@ -124,6 +138,8 @@ _RAW_SQL = (
     "WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
 )
 _FOREVER = 2**63 - 1
+READ_WINDOW = 10_000  # seqs per query
+_UNPARSED = object()
 
 
 def _sqlite_uuid(column: str) -> str:
@@ -165,10 +181,20 @@ def raw_chain_rows(
         payload = "payload::text"
     formats = _FORMATS[connection.vendor]
     sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table, **formats)
+    # In windows of seqs: PostgreSQL's client-side cursor would hold the whole result in memory
+    # (a million rows: gigabytes); each window is one range scan of the (campaign, seq) index.
     with connection.cursor() as cursor:
-        cursor.execute(sql, [campaign_id, after, until])
-        while rows := cursor.fetchmany(5000):
-            yield from rows
+        if until == _FOREVER:  # to the last stored event, whatever the head says
+            cursor.execute(
+                f"SELECT max(seq) FROM {Event._meta.db_table} WHERE campaign_id = %s",
+                [campaign_id],
+            )
+            until = cursor.fetchone()[0] or 0
+        while after < until:
+            end = min(after + READ_WINDOW, until)
+            cursor.execute(sql, [campaign_id, after, end])
+            yield from cursor.fetchall()
+            after = end
 
 
 def _quoted(value: str | None) -> str:
@@ -230,13 +256,34 @@ def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
     return expected - 1 == until and prev == head_hash
 
 
+PAYLOAD_TEXT_AGREES = "campaign_event_payload_text_agrees"  # eventlog.0002, validated by 0003
+
+
+def _one_payload_copy() -> bool:
+    """Is every stored payload text the payload the application reads? SQLite keeps one copy;
+    PostgreSQL two (the jsonb and `Event.payload_text`), bound to agree on every row by a CHECK
+    constraint when PostgreSQL records it as validated. Whoever drops it to edit a row (the
+    owner) can only add it back NOT VALID, or the edited row fails validation: then the copies
+    are compared row by row (`_copies_agree`, and the full proof decodes the jsonb)."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT convalidated FROM pg_constraint WHERE conname = %s AND conrelid = %s::regclass",
+            [PAYLOAD_TEXT_AGREES, Event._meta.db_table],
+        )
+        row = cursor.fetchone()
+    return bool(row and row[0])
+
+
 def _copies_agree(campaign_id: int, *, until: int) -> bool:
     """PostgreSQL: is every event's jsonb payload (what the application reads, and the full
     proof hashes) the canonical text the fast chain hashes? Each row is checked on insert (a CHECK
     constraint); this finds a row edited in place since, by someone with the owner's rights.
-    Costs a JSON parse per row in the database: `verify_log --rehash` only."""
-    if connection.vendor != "postgresql":
-        return True  # SQLite keeps one copy
+    Costs a JSON parse per row in the database, unless the constraint is validated:
+    `verify_log --rehash` only."""
+    if _one_payload_copy():
+        return True
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT 1 FROM {Event._meta.db_table} WHERE campaign_id = %s AND seq <= %s "
@@ -249,16 +296,20 @@ def _copies_agree(campaign_id: int, *, until: int) -> bool:
 def _proof_rows(
     campaign_id: int, *, after: int, until: int | None
 ) -> Iterator[tuple[dict[str, Any], bool]]:
-    """The events for the full proof, payload decoded, each with whether its hash was already
-    checked here from the stored text (SQLite, where that text is canonical: `_fast_hash`)."""
-    fast = connection.vendor == "sqlite"
+    """The events for the full proof, payload decoded once, each with whether its hash was
+    already checked here from the stored canonical text (`_fast_hash`, no re-encoding). That text
+    is the payload the application reads on SQLite, and on PostgreSQL while the constraint that
+    binds its two copies is validated (`_one_payload_copy`); otherwise the jsonb is decoded and
+    the verifier hashes what it holds."""
+    one_copy = _one_payload_copy()
     rows = raw_chain_rows(
-        campaign_id, _FOREVER if until is None else until, after=after, hashed_text=False
+        campaign_id, _FOREVER if until is None else until, after=after, hashed_text=one_copy
     )
     for row in rows:
         fields, hash_ = _fields(campaign_id, row)
-        checked = fast and _fast_hash(fields) == hash_
-        fields["payload"] = json.loads(fields["payload"])
+        payload = json.loads(fields["payload"])
+        checked = one_copy and _fast_hash(fields, payload) == hash_
+        fields["payload"] = payload
         fields["hash"] = hash_
         yield fields, checked
 
@@ -269,19 +320,23 @@ def _json_text(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _fast_hash(fields: dict[str, Any]) -> str:
+def _fast_hash(fields: dict[str, Any], parsed: Any = _UNPARSED) -> str:
     """eventlog.chain.document_hash of an event whose payload is the stored canonical text, by
     string assembly (keys in sorted order, the text as is); a sealed event's digest is taken over
-    the text the same way. Equal to document_hash when the text is canonical."""
+    the text the same way (``parsed``: the text decoded, if the caller has it). Equal to
+    document_hash when the text is canonical."""
     actor, text, character = fields["actor"], _quoted, fields["character"]
     payload, visibility = fields["payload"], fields["visibility"]
     if visibility != "public":  # eventlog.chain.sealed_payload, on the text
         inner = f'{{"character":{text(character)},"payload":{payload}}}'
         digest = hashlib.sha256(inner.encode()).hexdigest()
-        try:
-            parsed = json.loads(payload)
-        except ValueError:
-            return ""  # not JSON: the caller's full decoding says what is wrong
+        if parsed is _UNPARSED:
+            try:
+                parsed = json.loads(payload)
+            except ValueError:
+                return ""  # not JSON: the caller's full decoding says what is wrong
+        if not isinstance(parsed, dict):
+            return ""
         public = {key: parsed[key] for key in SEALED_PUBLIC_KEYS if key in parsed}
         payload, character = canonical_json({**public, "sealed": digest}), None
     document = (
@@ -330,19 +385,52 @@ def _checkpoint(campaign: Campaign) -> VerificationCheckpoint | None:
     )
 
 
-def _store(campaign: Campaign, state: dict[str, Any]) -> None:
+def _store(campaign: Campaign, state: dict[str, Any], *, from_scratch: bool) -> None:
     """Keep the verifier's state as the campaign's checkpoint. It is a cache of a computation
     anyone can repeat (the log is the evidence, not this row): its commit need not wait for the
-    disk on PostgreSQL, and losing it in a crash only means proving those events again."""
+    disk on PostgreSQL, and losing it in a crash only means proving those events again.
+
+    Closed sessions move out of the state into their own rows (`VerifiedSession`): the state
+    keeps only the open one, so that carrying on costs the same at the thousandth session as
+    at the first. ``from_scratch``: the state covers the log from its first event (the rows of
+    an earlier verification go)."""
     seq, hash_ = state["last"]
+    state = dict(state)
+    sessions, before, open_index = (
+        state["sessions"],
+        state["sessions_before"],
+        state["open_session"],
+    )
+    closed = sessions if open_index is None else sessions[:open_index]
+    kept = [] if open_index is None else sessions[open_index:]
+    state.update(
+        sessions=kept,
+        sessions_before=before + len(closed),
+        open_session=None if open_index is None else 0,
+    )
     values = {"seq": seq, "hash": hash_, "ok": not state["problems"], "state": state}
     with _not_durable(), transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO off")
+        summaries = VerifiedSession.objects.filter(campaign=campaign)
+        if from_scratch:
+            summaries.delete()
+        else:  # sessions a parallel proof or an interrupted store may have kept already
+            summaries.filter(index__gte=before).delete()
+        VerifiedSession.objects.bulk_create(
+            VerifiedSession(campaign=campaign, index=before + i, summary=summary)
+            for i, summary in enumerate(closed)
+        )
         stored = VerificationCheckpoint.objects.filter(campaign=campaign)
         if not stored.update(**values, verified_at=timezone.now()):
             VerificationCheckpoint.objects.create(campaign=campaign, **values)
+
+
+def _kept_sessions(campaign_id: int) -> list[SessionSummary]:
+    """The closed sessions `_store` kept apart, in order."""
+    summaries = VerifiedSession.objects.filter(campaign_id=campaign_id).order_by("index")
+    return [SessionSummary(**summary) for summary in summaries.values_list("summary", flat=True)]
 
 
 @contextlib.contextmanager
@@ -416,8 +504,10 @@ def verify_campaign(
                 verifier.feed(row, hash_checked=hash_checked)
     state = verifier.snapshot()
     if state["last"][0] and (after == 0 or state["last"][0] != checkpoint.seq):
-        _store(campaign, state)  # nothing new since the checkpoint: nothing to write
-    return verifier.finish(head_seq=campaign.head_seq, head_hash=campaign.head_hash)
+        _store(campaign, state, from_scratch=after == 0)  # nothing new: nothing to write
+    report = verifier.finish(head_seq=campaign.head_seq, head_hash=campaign.head_hash)
+    report.earlier_sessions = partial(_kept_sessions, campaign.pk)
+    return report
 
 
 # --- the full proof in parallel, per session -----------------------------------------------------
@@ -441,7 +531,7 @@ def _session_segments(
         return [(after, until, None)]  # (forked workers see only what is committed)
     state = verifier.snapshot()
     system, options = state["system"], dict(state["options"])
-    sessions = len(state["sessions"])
+    sessions = state["sessions_before"] + len(state["sessions"])
     open_index = state["open_session"]
     open_id = None if open_index is None else state["sessions"][open_index]["session_id"]
     payload = "payload" if connection.vendor == "sqlite" else "payload::text"
@@ -484,7 +574,6 @@ def _session_segments(
 
 def _segment_state(seq: int, system: Any, options: dict, sessions: int) -> dict[str, Any]:
     """StreamVerifier.snapshot's form, as a verifier stands before a clean session start."""
-    placeholder = vars(SessionSummary(number=None, session_id="", started_seq=0))
     return {
         "next_seq": seq,  # filled in with the stored event before it (_prove_segment)
         "prev_hash": None,
@@ -499,7 +588,10 @@ def _segment_state(seq: int, system: Any, options: dict, sessions: int) -> dict[
         "redacted": 0,
         "unlisted": 0,
         "problems": [],
-        "sessions": [dict(placeholder) for _ in range(sessions)],
+        "sessions": [],
+        # How many sessions came before: the worker stands them in (`_prove_segment`) and hands
+        # back only its own, so that no segment carries the whole log's sessions to and fro.
+        "sessions_before": sessions,
     }
 
 
@@ -561,9 +653,16 @@ def _prove_in_parallel(
             verifier.feed(row, hash_checked=hash_checked)
         results = pending.get()
     merged = verifier.snapshot()
+    placeholder = vars(SessionSummary(number=None, session_id="", started_seq=0))
     for result in results:
-        before = len(merged["sessions"])
-        merged["sessions"] += result["sessions"][before:]
+        # A worker's sessions come after the `sessions_before` it counted: as one pass lists
+        # them (a count that disagrees is the stream's problem, reported by the verifiers).
+        count = merged["sessions_before"] + len(merged["sessions"])
+        missing = result["sessions_before"] - count
+        merged["sessions"] += [dict(placeholder) for _ in range(missing)]
+        merged["sessions"] += result["sessions"][max(-missing, 0) :]
+        if result["open_session"] is not None:
+            result["open_session"] += len(merged["sessions"]) - len(result["sessions"])
         merged["problems"] += result["problems"]
         for key in ("events", "redacted", "unlisted"):
             merged[key] += result[key]
@@ -601,14 +700,9 @@ def verify_campaigns(
             campaign, rehash=rehash, fresh=fresh, progress=progress, workers=workers
         )
         report.campaigns.append(result)
+        report.names[campaign.pk] = campaign.name
         report.events += result.events
         report.problems += result.problems
-        status = "ok  " if result.ok else "FAIL"
-        report.lines.append(
-            f"{status} campaign {campaign.pk} ({campaign.name}): {result.events:,} events, "
-            f"{result.sessions_proven} closed session(s) proven"
-        )
-        report.lines += result.detail_lines(indent="     ")
     if progress:
         progress.close()
     return report
