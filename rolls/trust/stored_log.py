@@ -222,38 +222,87 @@ def _fields(campaign_id: int, row: tuple) -> tuple[dict[str, Any], str]:
     return fields, hash_
 
 
+_CHAIN_SQL = (
+    # chain_intact's columns, JSON-ready: ids quoted or null, the type as a JSON string.
+    "SELECT seq, prev_hash, hash, visibility, {payload}, COALESCE({actor}, 'null'), {created}, "
+    "{session}, {scene}, {chapter}, {character}, {type} FROM {table} "
+    "WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
+)
+
+
+def _chain_sql(vendor: str) -> str:
+    formats = _FORMATS[vendor]
+    quoted = {name: f"""COALESCE('"' || {formats[name]} || '"', 'null')""" for name in _CONTEXT}
+    if vendor == "sqlite":
+        payload, actor, type_ = "payload", "CAST(actor_id AS TEXT)", "json_quote(type)"
+    else:
+        payload, actor, type_ = (
+            "COALESCE(payload_text, payload::text)",
+            "actor_id::text",
+            ("to_json(type)::text"),
+        )
+    return _CHAIN_SQL.format(
+        payload=payload, actor=actor, created=formats["created"], type=type_,
+        table=Event._meta.db_table, **quoted,
+    )  # fmt: skip
+
+
 def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
     """The chain alone, fast: seqs 1..until without gaps, every link, every hash, ending at
-    ``head_hash``. Each event is hashed from its stored canonical payload text as is (one
-    SHA-256 over a string assembled around it, no JSON decoding; `_fast_hash`, inlined here for
-    public events); a text that is not canonical (a row appended without `payload_text`) is
-    decoded and re-encoded. Says only whether the chain holds: the full pass names what does
-    not."""
-    expected, prev, sha256, q = 1, GENESIS, hashlib.sha256, _quoted
-    for row in raw_chain_rows(campaign_id, until):
-        seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
-        session, scene, chapter, character = context
-        if seq != expected or prev_hash != prev:
-            return False
-        if visibility == "public":
-            document = (
-                f'{{"actor":{"null" if actor is None else actor},"campaign":{campaign_id},'
-                f'"chapter":{q(chapter)},"character":{q(character)},"created_at":"{created}",'
-                f'"payload":{payload},"prev_hash":"{prev_hash}","scene":{q(scene)},'
-                f'"seq":{seq},"session":{q(session)},"type":{_json_text(type_)},'
-                '"visibility":"public"}'
-            )
-            intact = sha256(document.encode()).hexdigest() == hash_
-        else:
-            intact = False
-        if not intact:
-            fields, _ = _fields(campaign_id, row)
-            if _fast_hash(fields) != hash_:
-                fields["payload"] = json.loads(payload)
-                if document_hash(fields) != hash_:
+    ``head_hash``. Each event is hashed from its stored canonical payload text as is: one
+    SHA-256 over a string assembled around it from columns the database hands over JSON-ready
+    (`_fast_hash`'s string, inlined; a hidden event's payload decoded only for the keys its
+    sealed document shows). An event that does not hash so (a text that is not canonical: a row
+    appended without `payload_text`) is decoded and re-encoded. Says only whether the chain
+    holds: the full pass names what does not."""
+    expected, prev, sha256 = 1, GENESIS, hashlib.sha256
+    sql = _chain_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        for start in range(0, until, READ_WINDOW):
+            cursor.execute(sql, [campaign_id, start, min(start + READ_WINDOW, until)])
+            for row in cursor.fetchall():
+                seq, prev_hash, hash_, visibility, payload, actor, created, *rest = row
+                session, scene, chapter, character, type_ = rest
+                if seq != expected or prev_hash != prev:
                     return False
-        expected, prev = seq + 1, hash_
+                if visibility != "public":
+                    payload, character = _sealed_text(payload, character)
+                document = (
+                    f'{{"actor":{actor},"campaign":{campaign_id},"chapter":{chapter},'
+                    f'"character":{character},"created_at":"{created}","payload":{payload},'
+                    f'"prev_hash":"{prev_hash}","scene":{scene},"seq":{seq},'
+                    f'"session":{session},"type":{type_},"visibility":{_json_text(visibility)}}}'
+                )
+                if sha256(document.encode()).hexdigest() != hash_ and not _hashes_the_long_way(
+                    campaign_id, seq
+                ):
+                    return False
+                expected, prev = seq + 1, hash_
     return expected - 1 == until and prev == head_hash
+
+
+def _sealed_text(payload: str, character: str) -> tuple[str, str]:
+    """A hidden event's payload and character as its hashed document has them (JSON text):
+    eventlog.chain.sealed_payload over the stored text, and no character."""
+    digest = hashlib.sha256(f'{{"character":{character},"payload":{payload}}}'.encode())
+    try:
+        parsed = json.loads(payload)
+        public = {key: parsed[key] for key in SEALED_PUBLIC_KEYS if key in parsed}
+    except (ValueError, TypeError):
+        return "", "null"  # not an object: the long way says
+    return canonical_json({**public, "sealed": digest.hexdigest()}), "null"
+
+
+def _hashes_the_long_way(campaign_id: int, seq: int) -> bool:
+    """Does the event hash as `eventlog.chain.document_hash` has it, its payload decoded and
+    encoded again? (A row appended without `payload_text`.)"""
+    (row,) = raw_chain_rows(campaign_id, seq, after=seq - 1)
+    fields, hash_ = _fields(campaign_id, row)
+    try:
+        fields["payload"] = json.loads(fields["payload"])
+    except ValueError:
+        return False
+    return document_hash(fields) == hash_
 
 
 PAYLOAD_TEXT_AGREES = "campaign_event_payload_text_agrees"  # eventlog.0002, validated by 0003

@@ -7,10 +7,13 @@ from __future__ import annotations
 import copy
 
 import pytest
+from django.db import connection
 
 from campaign import services
-from eventlog.chain import document_hash
-from rolls.trust.stored_log import _one_payload_copy, event_rows, verify_campaigns
+from eventlog.chain import canonical_json, document_hash
+from eventlog.models import Event
+from rolls.models import VerificationCheckpoint, VerifiedSession
+from rolls.trust.stored_log import _one_payload_copy, chain_intact, event_rows, verify_campaigns
 from rolls.trust.verify import StreamVerifier
 from tests.live.test_live_witness import _raw
 from tests.rolls.trust.conftest import TRAITS, roll
@@ -52,6 +55,8 @@ def test_a_result_resolved_before_is_still_checked_against_each_rolls_record(pla
     there (the chain re-hashed) is named all the same, as the long way names it."""
     campaign = play("age")
     events, first, second = _same_roll_twice(campaign, users)
+    rolled = [events[i]["payload"]["rolls"][0] for i in (first, second)]
+    assert rolled[0]["check"] == rolled[1]["check"]  # the second finds the first's resolution
     assert _verify(campaign.pk, events) == []
     forged = copy.deepcopy(events)
     result = forged[second]["payload"]["rolls"][0]["result"]
@@ -111,3 +116,54 @@ def test_the_proof_reads_one_payload_copy_only_while_the_constraint_binds_every_
         _raw([(f"ALTER TABLE campaign_event VALIDATE CONSTRAINT {constraint}", [])])
     assert _one_payload_copy()
     assert campaign.head_seq
+
+
+@pytest.mark.parametrize("visibility", ["private", "blind"])
+def test_the_fast_chain_catches_an_edited_hidden_event(play, visibility):
+    """A hidden event's sealed document is hashed from its stored text too: an edit of its
+    payload, or of the column that says who may see it, breaks the chain."""
+    campaign = play("cofd")
+    head = {"until": campaign.head_seq, "head_hash": campaign.head_hash}
+    assert chain_intact(campaign.pk, **head)
+    event = Event.objects.filter(campaign=campaign, visibility=visibility).first()
+    edited = canonical_json({**event.payload, "label": "edited"})
+    _raw([("UPDATE campaign_event SET payload = %s WHERE id = %s", [edited, event.pk])])
+    if connection.vendor == "postgresql":
+        _raw([("UPDATE campaign_event SET payload_text = %s WHERE id = %s", [edited, event.pk])])
+    assert not chain_intact(campaign.pk, **head)
+    original = canonical_json(event.payload)
+    _raw([("UPDATE campaign_event SET payload = %s WHERE id = %s", [original, event.pk])])
+    if connection.vendor == "postgresql":
+        _raw([("UPDATE campaign_event SET payload_text = %s WHERE id = %s", [original, event.pk])])
+    assert chain_intact(campaign.pk, **head)
+    _raw([("UPDATE campaign_event SET visibility = 'public' WHERE id = %s", [event.pk])])
+    assert not chain_intact(campaign.pk, **head)
+
+
+@pytest.mark.postgres
+def test_a_row_without_its_canonical_text_is_hashed_the_long_way(play):
+    """Rows appended before Event.payload_text (none stored) still hash, re-encoded."""
+    campaign = play("age")
+    _raw([("UPDATE campaign_event SET payload_text = NULL WHERE campaign_id = %s", [campaign.pk])])
+    assert chain_intact(campaign.pk, until=campaign.head_seq, head_hash=campaign.head_hash)
+    assert not verify_campaigns(fresh=True).problems
+
+
+def test_closed_sessions_are_kept_beside_the_checkpoint_and_reported_in_full(play, users):
+    """The checkpoint holds only the open session; the closed ones' summaries are rows of their
+    own, read back for a report: the same lines as a fresh proof's."""
+    campaign = play("cofd")
+    hero = campaign.characters.get(name="Hero")
+    for _ in range(2):
+        services.start_session(campaign=campaign, actor=users["gm"])
+        roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["cofd"])
+        services.end_session(campaign=campaign, actor=users["gm"])
+    services.start_session(campaign=campaign, actor=users["gm"])
+    verify_campaigns()
+    state = VerificationCheckpoint.objects.get(campaign=campaign).state
+    assert (state["sessions_before"], len(state["sessions"])) == (3, 1)
+    assert VerifiedSession.objects.filter(campaign=campaign).count() == 3
+    roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["cofd"])
+    carried = verify_campaigns()
+    assert carried.lines == verify_campaigns(fresh=True).lines
+    assert [row["number"] for row in carried.sessions] == [1, 2, 3, 4]
