@@ -462,11 +462,8 @@ def _store(campaign: Campaign, state: dict[str, Any], *, from_scratch: bool) -> 
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO off")
-        summaries = VerifiedSession.objects.filter(campaign=campaign)
-        if from_scratch:
-            summaries.delete()
-        else:  # sessions a parallel proof or an interrupted store may have kept already
-            summaries.filter(index__gte=before).delete()
+        if from_scratch:  # (otherwise the rows end at `before`: written with the checkpoint)
+            VerifiedSession.objects.filter(campaign=campaign).delete()
         VerifiedSession.objects.bulk_create(
             VerifiedSession(campaign=campaign, index=before + i, summary=summary)
             for i, summary in enumerate(closed)
