@@ -109,6 +109,7 @@ _SIDES = {
     for mod in (age, cofd, d6pool, nice_damnit, storyteller)
 }
 RESOLUTIONS_KEPT = 4096  # distinct (system, check, faces) resolved, per verifier
+CACHED_FACES = 4  # rolls of up to this many faces are resolved once (3d6: 216 kinds; 2d10: 100)
 
 
 @dataclass(frozen=True)
@@ -662,6 +663,11 @@ class StreamVerifier:
         (3d6, 2d10), and resolving is pure. The key is the check's canonical JSON (which tells
         true from 1) and the faces (ints only, see `_rolls_follow`); None: it does not resolve.
         Bounded: emptied when full."""
+        if len(faces) > CACHED_FACES:  # big pools seldom repeat: not worth a key
+            try:
+                return systems.resolve(system, check, faces)
+            except _MALFORMED:
+                return None
         try:
             key = (system, canonical_json(check), tuple(faces))
         except (TypeError, ValueError):
