@@ -215,10 +215,10 @@ def incremental(campaign, user, character, db: str, total: int, repeats: int) ->
     if Session.open_in(campaign):
         campaign_services.end_session(campaign=campaign, actor=user)
     campaign_services.start_session(campaign=campaign, actor=user)
-    traits = next(iter(character.traits.values()))  # its first group's first trait
+    trait = next(name for group in character.traits.values() if group for name in group)
     request = {
         "character": str(character.pk),
-        "traits": [next(iter(traits))],
+        "traits": [trait],
         "client_seed": "ab" * 16,
     }
 

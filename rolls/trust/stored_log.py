@@ -558,7 +558,8 @@ def verify_campaign(
 
 # --- the full proof in parallel, per session -----------------------------------------------------
 
-PARALLEL_MIN = 5_000  # events to prove (a second or more) before processes pay for themselves
+PARALLEL_MIN = 20_000  # events to prove (a second or more) before processes pay for themselves
+SEGMENT_MIN = 5_000  # events per segment at least: each costs a query and a merge
 _SEGMENT_TYPES = (CAMPAIGN_CREATED, CAMPAIGN_OPTIONS_CHANGED, SESSION_STARTED, SESSION_ENDED)
 
 
@@ -607,7 +608,7 @@ def _session_segments(
         except _MALFORMED:
             return [(after, until, None)]  # the one pass says what is wrong with it
     # Balance: about four segments per worker, of similar lengths.
-    target = max((until - after) // (workers * 4), 1)
+    target = max((until - after) // (workers * 4), SEGMENT_MIN)
     kept, start = [], after
     for seq, state_at in cuts:
         if seq - 1 - start >= target:
@@ -654,11 +655,19 @@ def _own_connections() -> None:
             pools.clear()
 
 
+def _worker_started() -> None:
+    """A pool worker's start: connections of its own, kept for every segment it proves (a
+    connection per segment cost more than a short segment's proof) and closed as it exits."""
+    from multiprocessing.util import Finalize
+
+    _own_connections()
+    Finalize(None, connection.close, exitpriority=10)
+
+
 def _prove_segment(
     campaign_id: int, system: str, after: int, until: int, state: dict[str, Any] | None
 ) -> dict[str, Any]:
     """One worker's share: the events after..until, from ``state``; its snapshot."""
-    _own_connections()
     options = {"system": system, "earlier_events": partial(_earlier_events, campaign_id)}
     table = Event._meta.db_table
     with connection.cursor() as cursor:
@@ -672,9 +681,7 @@ def _prove_segment(
     verifier = StreamVerifier.resume(campaign_id, state, **options)
     for row, hash_checked in _proof_rows(campaign_id, after=after, until=until):
         verifier.feed(row, hash_checked=hash_checked)
-    snapshot = verifier.snapshot()
-    connection.close()
-    return snapshot
+    return verifier.snapshot()
 
 
 def _prove_in_parallel(
@@ -693,11 +700,16 @@ def _prove_in_parallel(
     first_after, first_until, _ = segments[0]
     jobs = [(campaign.pk, campaign.system, a, u, s) for a, u, s in segments[1:]]
     connections.close_all()  # the workers are forked: none may share this process's connection
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started)
+    try:
         pending = pool.starmap_async(_prove_segment, jobs)
         for row, hash_checked in _proof_rows(campaign.pk, after=first_after, until=first_until):
             verifier.feed(row, hash_checked=hash_checked)
         results = pending.get()
+        pool.close()  # the workers exit on their own, closing their connections
+        pool.join()
+    finally:
+        pool.terminate()
     merged = verifier.snapshot()
     placeholder = vars(SessionSummary(number=None, session_id="", started_seq=0))
     for result in results:
