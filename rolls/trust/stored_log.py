@@ -134,7 +134,7 @@ def _as_rows(campaign_id: int, events: QuerySet[Event]) -> Iterator[dict[str, An
 
 _RAW_SQL = (
     "SELECT seq, type, {payload}, actor_id, {created}, visibility, {session}, {scene}, "
-    "{chapter}, {character}, prev_hash, hash FROM {table} "
+    "{chapter}, {character}, prev_hash, hash{extra} FROM {table} "
     "WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
 )
 _FOREVER = 2**63 - 1
@@ -166,21 +166,30 @@ _FORMATS = {
 
 
 def raw_chain_rows(
-    campaign_id: int, until: int, *, after: int = 0, hashed_text: bool = True
+    campaign_id: int,
+    until: int,
+    *,
+    after: int = 0,
+    hashed_text: bool = True,
+    payload_sql: str | None = None,
+    extra: str = "",
 ) -> Iterator[tuple]:
     """The fields the chain covers, straight from the database, as the event document has them
     (ids and the time as text, formatted by the database): no ORM objects, the payload as stored
     text. ``hashed_text``: the canonical JSON the hash covers (`Event.payload_text` on
     PostgreSQL; SQLite's payload column is that text); otherwise, on PostgreSQL, the jsonb the
-    application reads, as PostgreSQL writes it (not canonical)."""
-    if connection.vendor == "sqlite":
+    application reads, as PostgreSQL writes it (not canonical). ``payload_sql``: the payload's
+    expression instead; ``extra``: columns after the hash (`_proof_rows`')."""
+    if payload_sql is not None:
+        payload = payload_sql
+    elif connection.vendor == "sqlite":
         payload = "payload"
     elif hashed_text:
         payload = "COALESCE(payload_text, payload::text)"  # rows appended without it
     else:
         payload = "payload::text"
     formats = _FORMATS[connection.vendor]
-    sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table, **formats)
+    sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table, extra=extra, **formats)
     # In windows of seqs: PostgreSQL's client-side cursor would hold the whole result in memory
     # (a million rows: gigabytes); each window is one range scan of the (campaign, seq) index.
     with connection.cursor() as cursor:
@@ -306,6 +315,9 @@ def _hashes_the_long_way(campaign_id: int, seq: int) -> bool:
 
 
 PAYLOAD_TEXT_AGREES = "campaign_event_payload_text_agrees"  # eventlog.0002, validated by 0003
+_AGREES_WHERE = (
+    f"conname = '{PAYLOAD_TEXT_AGREES}' AND conrelid = '{Event._meta.db_table}'::regclass"
+)
 
 
 def _one_payload_copy() -> bool:
@@ -317,10 +329,7 @@ def _one_payload_copy() -> bool:
     if connection.vendor != "postgresql":
         return True
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT convalidated FROM pg_constraint WHERE conname = %s AND conrelid = %s::regclass",
-            [PAYLOAD_TEXT_AGREES, Event._meta.db_table],
-        )
+        cursor.execute(f"SELECT convalidated FROM pg_constraint WHERE {_AGREES_WHERE}")
         row = cursor.fetchone()
     return bool(row and row[0])
 
@@ -350,11 +359,20 @@ def _proof_rows(
     is the payload the application reads on SQLite, and on PostgreSQL while the constraint that
     binds its two copies is validated (`_one_payload_copy`); otherwise the jsonb is decoded and
     the verifier hashes what it holds."""
-    one_copy = _one_payload_copy()
-    rows = raw_chain_rows(
-        campaign_id, _FOREVER if until is None else until, after=after, hashed_text=one_copy
-    )
-    for row in rows:
+    until = _FOREVER if until is None else until
+    if connection.vendor == "sqlite":
+        rows = ((*row, True) for row in raw_chain_rows(campaign_id, until, after=after))
+    else:  # the constraint's state read with the rows, not in a round trip of its own
+        one_copy = f"(SELECT convalidated FROM pg_constraint WHERE {_AGREES_WHERE})"
+        rows = raw_chain_rows(
+            campaign_id,
+            until,
+            after=after,
+            payload_sql=f"CASE WHEN {one_copy} THEN COALESCE(payload_text, payload::text) "
+            "ELSE payload::text END",
+            extra=f", COALESCE({one_copy}, false)",
+        )
+    for *row, one_copy in rows:
         fields, hash_ = _fields(campaign_id, row)
         payload = json.loads(fields["payload"])
         checked = one_copy and _fast_hash(fields, payload) == hash_
