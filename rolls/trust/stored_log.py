@@ -478,6 +478,14 @@ def _store(campaign: Campaign, state: dict[str, Any], *, from_scratch: bool) -> 
         open_session=None if open_index is None else 0,
     )
     values = {"seq": seq, "hash": hash_, "ok": not state["problems"], "state": state}
+    one_statement = connection.vendor == "postgresql" and not connection.in_atomic_block
+    if (
+        one_statement
+        and not closed
+        and not from_scratch
+        and _update_checkpoint(campaign.pk, values, asynchronous=True)
+    ):
+        return  # the usual case, carrying on within a session: one round trip
     with _not_durable(), transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
@@ -492,8 +500,12 @@ def _store(campaign: Campaign, state: dict[str, Any], *, from_scratch: bool) -> 
             VerificationCheckpoint.objects.create(campaign=campaign, **values)
 
 
-def _update_checkpoint(campaign_id: int, values: dict[str, Any]) -> bool:
-    """UPDATE the stored checkpoint (raw SQL, as `_checkpoint` reads it); False: none yet."""
+def _update_checkpoint(
+    campaign_id: int, values: dict[str, Any], *, asynchronous: bool = False
+) -> bool:
+    """UPDATE the stored checkpoint (raw SQL, as `_checkpoint` reads it); False: none yet.
+    ``asynchronous`` (PostgreSQL, outside a transaction): the statement is its own transaction
+    and sets its commit not to wait for the disk (as `_store`'s SET LOCAL does)."""
     fields = [*values, "verified_at"]
     model = VerificationCheckpoint._meta
     params = [
@@ -501,11 +513,14 @@ def _update_checkpoint(campaign_id: int, values: dict[str, Any]) -> bool:
         for name, value in [*values.items(), ("verified_at", timezone.now())]
     ]
     assignments = ", ".join(f"{model.get_field(name).column} = %s" for name in fields)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {model.db_table} SET {assignments} WHERE campaign_id = %s",
-            [*params, campaign_id],
+    sql = f"UPDATE {model.db_table} SET {assignments} WHERE campaign_id = %s"
+    if asynchronous:
+        sql = (
+            "WITH asynchronous AS (SELECT set_config('synchronous_commit', 'off', true)) "
+            f"{sql} AND EXISTS (SELECT 1 FROM asynchronous)"
         )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, campaign_id])
         return cursor.rowcount > 0
 
 
