@@ -3,7 +3,14 @@ from __future__ import annotations
 from django.contrib import admin
 
 from eventlog.admin import ReadOnlyAdmin
-from rolls.models import Check, CheckCall, RuleUse, TaskAttempts, VerificationCheckpoint
+from rolls.models import (
+    Check,
+    CheckCall,
+    RuleUse,
+    TaskAttempts,
+    VerificationCheckpoint,
+    VerifiedSession,
+)
 
 
 @admin.register(Check)
@@ -32,3 +39,8 @@ class CheckCallAdmin(ReadOnlyAdmin):
 class VerificationCheckpointAdmin(ReadOnlyAdmin):
     list_display = ["campaign", "seq", "ok", "verified_at"]
     exclude = ["state"]  # the verifier's internal state: long, and not for reading here
+
+
+@admin.register(VerifiedSession)
+class VerifiedSessionAdmin(ReadOnlyAdmin):
+    list_display = ["campaign", "index"]

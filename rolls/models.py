@@ -147,3 +147,22 @@ class VerificationCheckpoint(models.Model):
 
     def __str__(self) -> str:
         return f"verified through #{self.seq}"
+
+
+class VerifiedSession(models.Model):
+    """A closed session as the stored verification proved it (`StreamVerifier`'s
+    SessionSummary), kept beside the checkpoint rather than in it: a closed session's summary
+    never changes, so carrying the verification on reads and writes only what still can (a long
+    log has thousands of sessions)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    index = models.PositiveIntegerField()  # among the campaign's sessions, from 0
+    summary = models.JSONField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "index"], name="one_summary_per_session")
+        ]
+
+    def __str__(self) -> str:
+        return f"session {self.index + 1} verified"

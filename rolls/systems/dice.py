@@ -94,10 +94,14 @@ class _ByteDice:
         if not 0 < sides <= 256:
             return [self.roll(sides) for _ in range(n)]
         limit = _BYTE_LIMITS[sides]
-        # the next n bytes, minus rejects, then one at a time: the same faces as n roll() calls
-        out = [b % sides + 1 for b in islice(self._bytes, n) if b < limit]
-        while len(out) < n:
-            out.append(self.roll(sides))
+        # the next bytes, minus rejects, refilled when they run out: the same faces as n roll()
+        # calls (a fresh source's first call, its buffer empty, need not go one die at a time)
+        out: list[int] = []
+        while (want := n - len(out)) > 0:
+            got = bytes(islice(self._bytes, want))
+            out += [b % sides + 1 for b in got if b < limit]
+            if len(got) < want:
+                self._bytes = iter(self._refill(self._chunk))
         return out
 
 

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any, TextIO
 
 from django.db import connection, transaction
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from campaign.models import Campaign
@@ -35,7 +35,7 @@ from eventlog.event_types import (
 )
 from eventlog.models import Event
 from eventlog.progress import Progress
-from rolls.models import VerificationCheckpoint
+from rolls.models import VerificationCheckpoint, VerifiedSession
 from rolls.trust.verify import (
     _MALFORMED,
     FOLLOWUP_SYSTEMS,
@@ -66,8 +66,8 @@ _COLUMNS = (
 class Report:
     events: int = 0
     problems: list[Problem] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
     campaigns: list[StreamReport] = field(default_factory=list)
+    names: dict[int, str] = field(default_factory=dict)
 
     @property
     def failed_campaigns(self) -> int:
@@ -75,12 +75,26 @@ class Report:
         return sum(1 for campaign in self.campaigns if not campaign.ok)
 
     @property
+    def lines(self) -> list[str]:
+        """Per campaign, what was proven and every problem (made when asked for: a long log's
+        sessions are read in for it, `StreamReport.all_sessions`)."""
+        lines = []
+        for result in self.campaigns:
+            status = "ok  " if result.ok else "FAIL"
+            lines.append(
+                f"{status} campaign {result.campaign} ({self.names.get(result.campaign, '')}): "
+                f"{result.events:,} events, {result.sessions_proven} closed session(s) proven"
+            )
+            lines += result.detail_lines(indent="     ")
+        return lines
+
+    @property
     def sessions(self) -> list[dict[str, Any]]:
         """Per session, for pages: is it proven, the first problem within it or else its
         summary, its receipt."""
         rows = []
         for result in self.campaigns:
-            for session in result.sessions:
+            for session in result.all_sessions():
                 last = session.ended_seq or result.events
                 inside = [
                     p for p in result.problems if p.seq and session.started_seq <= p.seq <= last
@@ -120,10 +134,12 @@ def _as_rows(campaign_id: int, events: QuerySet[Event]) -> Iterator[dict[str, An
 
 _RAW_SQL = (
     "SELECT seq, type, {payload}, actor_id, {created}, visibility, {session}, {scene}, "
-    "{chapter}, {character}, prev_hash, hash FROM {table} "
+    "{chapter}, {character}, prev_hash, hash{extra} FROM {table} "
     "WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
 )
 _FOREVER = 2**63 - 1
+READ_WINDOW = 10_000  # seqs per query
+_UNPARSED = object()
 
 
 def _sqlite_uuid(column: str) -> str:
@@ -150,25 +166,44 @@ _FORMATS = {
 
 
 def raw_chain_rows(
-    campaign_id: int, until: int, *, after: int = 0, hashed_text: bool = True
+    campaign_id: int,
+    until: int,
+    *,
+    after: int = 0,
+    hashed_text: bool = True,
+    payload_sql: str | None = None,
+    extra: str = "",
 ) -> Iterator[tuple]:
     """The fields the chain covers, straight from the database, as the event document has them
     (ids and the time as text, formatted by the database): no ORM objects, the payload as stored
     text. ``hashed_text``: the canonical JSON the hash covers (`Event.payload_text` on
     PostgreSQL; SQLite's payload column is that text); otherwise, on PostgreSQL, the jsonb the
-    application reads, as PostgreSQL writes it (not canonical)."""
-    if connection.vendor == "sqlite":
+    application reads, as PostgreSQL writes it (not canonical). ``payload_sql``: the payload's
+    expression instead; ``extra``: columns after the hash (`_proof_rows`')."""
+    if payload_sql is not None:
+        payload = payload_sql
+    elif connection.vendor == "sqlite":
         payload = "payload"
     elif hashed_text:
         payload = "COALESCE(payload_text, payload::text)"  # rows appended without it
     else:
         payload = "payload::text"
     formats = _FORMATS[connection.vendor]
-    sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table, **formats)
+    sql = _RAW_SQL.format(payload=payload, table=Event._meta.db_table, extra=extra, **formats)
+    # In windows of seqs: PostgreSQL's client-side cursor would hold the whole result in memory
+    # (a million rows: gigabytes); each window is one range scan of the (campaign, seq) index.
     with connection.cursor() as cursor:
-        cursor.execute(sql, [campaign_id, after, until])
-        while rows := cursor.fetchmany(5000):
-            yield from rows
+        if until == _FOREVER:  # to the last stored event, whatever the head says
+            cursor.execute(
+                f"SELECT max(seq) FROM {Event._meta.db_table} WHERE campaign_id = %s",
+                [campaign_id],
+            )
+            until = cursor.fetchone()[0] or 0
+        while after < until:
+            end = min(after + READ_WINDOW, until)
+            cursor.execute(sql, [campaign_id, after, end])
+            yield from cursor.fetchall()
+            after = end
 
 
 def _quoted(value: str | None) -> str:
@@ -196,47 +231,117 @@ def _fields(campaign_id: int, row: tuple) -> tuple[dict[str, Any], str]:
     return fields, hash_
 
 
+_CHAIN_SQL = (
+    # chain_intact's columns, JSON-ready: ids quoted or null, the type as a JSON string.
+    "SELECT seq, prev_hash, hash, visibility, {payload}, COALESCE({actor}, 'null'), {created}, "
+    "{session}, {scene}, {chapter}, {character}, {type} FROM {table} "
+    "WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
+)
+
+
+def _chain_sql(vendor: str) -> str:
+    formats = _FORMATS[vendor]
+    quoted = {name: f"""COALESCE('"' || {formats[name]} || '"', 'null')""" for name in _CONTEXT}
+    if vendor == "sqlite":
+        payload, actor, type_ = "payload", "CAST(actor_id AS TEXT)", "json_quote(type)"
+    else:
+        payload, actor, type_ = (
+            "COALESCE(payload_text, payload::text)",
+            "actor_id::text",
+            ("to_json(type)::text"),
+        )
+    return _CHAIN_SQL.format(
+        payload=payload, actor=actor, created=formats["created"], type=type_,
+        table=Event._meta.db_table, **quoted,
+    )  # fmt: skip
+
+
 def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
     """The chain alone, fast: seqs 1..until without gaps, every link, every hash, ending at
-    ``head_hash``. Each event is hashed from its stored canonical payload text as is (one
-    SHA-256 over a string assembled around it, no JSON decoding; `_fast_hash`, inlined here for
-    public events); a text that is not canonical (a row appended without `payload_text`) is
-    decoded and re-encoded. Says only whether the chain holds: the full pass names what does
-    not."""
-    expected, prev, sha256, q = 1, GENESIS, hashlib.sha256, _quoted
-    for row in raw_chain_rows(campaign_id, until):
-        seq, type_, payload, actor, created, visibility, *context, prev_hash, hash_ = row
-        session, scene, chapter, character = context
-        if seq != expected or prev_hash != prev:
-            return False
-        if visibility == "public":
-            document = (
-                f'{{"actor":{"null" if actor is None else actor},"campaign":{campaign_id},'
-                f'"chapter":{q(chapter)},"character":{q(character)},"created_at":"{created}",'
-                f'"payload":{payload},"prev_hash":"{prev_hash}","scene":{q(scene)},'
-                f'"seq":{seq},"session":{q(session)},"type":{_json_text(type_)},'
-                '"visibility":"public"}'
-            )
-            intact = sha256(document.encode()).hexdigest() == hash_
-        else:
-            intact = False
-        if not intact:
-            fields, _ = _fields(campaign_id, row)
-            if _fast_hash(fields) != hash_:
-                fields["payload"] = json.loads(payload)
-                if document_hash(fields) != hash_:
+    ``head_hash``. Each event is hashed from its stored canonical payload text as is: one
+    SHA-256 over a string assembled around it from columns the database hands over JSON-ready
+    (`_fast_hash`'s string, inlined; a hidden event's payload decoded only for the keys its
+    sealed document shows). An event that does not hash so (a text that is not canonical: a row
+    appended without `payload_text`) is decoded and re-encoded. Says only whether the chain
+    holds: the full pass names what does not."""
+    expected, prev, sha256 = 1, GENESIS, hashlib.sha256
+    sql = _chain_sql(connection.vendor)
+    with connection.cursor() as cursor:
+        for start in range(0, until, READ_WINDOW):
+            cursor.execute(sql, [campaign_id, start, min(start + READ_WINDOW, until)])
+            for row in cursor.fetchall():
+                seq, prev_hash, hash_, visibility, payload, actor, created, *rest = row
+                session, scene, chapter, character, type_ = rest
+                if seq != expected or prev_hash != prev:
                     return False
-        expected, prev = seq + 1, hash_
+                if visibility != "public":
+                    payload, character = _sealed_text(payload, character)
+                document = (
+                    f'{{"actor":{actor},"campaign":{campaign_id},"chapter":{chapter},'
+                    f'"character":{character},"created_at":"{created}","payload":{payload},'
+                    f'"prev_hash":"{prev_hash}","scene":{scene},"seq":{seq},'
+                    f'"session":{session},"type":{type_},"visibility":{_json_text(visibility)}}}'
+                )
+                if sha256(document.encode()).hexdigest() != hash_ and not _hashes_the_long_way(
+                    campaign_id, seq
+                ):
+                    return False
+                expected, prev = seq + 1, hash_
     return expected - 1 == until and prev == head_hash
+
+
+def _sealed_text(payload: str, character: str) -> tuple[str, str]:
+    """A hidden event's payload and character as its hashed document has them (JSON text):
+    eventlog.chain.sealed_payload over the stored text, and no character."""
+    digest = hashlib.sha256(f'{{"character":{character},"payload":{payload}}}'.encode())
+    try:
+        parsed = json.loads(payload)
+        public = {key: parsed[key] for key in SEALED_PUBLIC_KEYS if key in parsed}
+    except (ValueError, TypeError):
+        return "", "null"  # not an object: the long way says
+    return canonical_json({**public, "sealed": digest.hexdigest()}), "null"
+
+
+def _hashes_the_long_way(campaign_id: int, seq: int) -> bool:
+    """Does the event hash as `eventlog.chain.document_hash` has it, its payload decoded and
+    encoded again? (A row appended without `payload_text`.)"""
+    (row,) = raw_chain_rows(campaign_id, seq, after=seq - 1)
+    fields, hash_ = _fields(campaign_id, row)
+    try:
+        fields["payload"] = json.loads(fields["payload"])
+    except ValueError:
+        return False
+    return document_hash(fields) == hash_
+
+
+PAYLOAD_TEXT_AGREES = "campaign_event_payload_text_agrees"  # eventlog.0002, validated by 0003
+_AGREES_WHERE = (
+    f"conname = '{PAYLOAD_TEXT_AGREES}' AND conrelid = '{Event._meta.db_table}'::regclass"
+)
+
+
+def _one_payload_copy() -> bool:
+    """Is every stored payload text the payload the application reads? SQLite keeps one copy;
+    PostgreSQL two (the jsonb and `Event.payload_text`), bound to agree on every row by a CHECK
+    constraint when PostgreSQL records it as validated. Whoever drops it to edit a row (the
+    owner) can only add it back NOT VALID, or the edited row fails validation: then the copies
+    are compared row by row (`_copies_agree`, and the full proof decodes the jsonb)."""
+    if connection.vendor != "postgresql":
+        return True
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT convalidated FROM pg_constraint WHERE {_AGREES_WHERE}")
+        row = cursor.fetchone()
+    return bool(row and row[0])
 
 
 def _copies_agree(campaign_id: int, *, until: int) -> bool:
     """PostgreSQL: is every event's jsonb payload (what the application reads, and the full
     proof hashes) the canonical text the fast chain hashes? Each row is checked on insert (a CHECK
     constraint); this finds a row edited in place since, by someone with the owner's rights.
-    Costs a JSON parse per row in the database: `verify_log --rehash` only."""
-    if connection.vendor != "postgresql":
-        return True  # SQLite keeps one copy
+    Costs a JSON parse per row in the database, unless the constraint is validated:
+    `verify_log --rehash` only."""
+    if _one_payload_copy():
+        return True
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT 1 FROM {Event._meta.db_table} WHERE campaign_id = %s AND seq <= %s "
@@ -249,16 +354,29 @@ def _copies_agree(campaign_id: int, *, until: int) -> bool:
 def _proof_rows(
     campaign_id: int, *, after: int, until: int | None
 ) -> Iterator[tuple[dict[str, Any], bool]]:
-    """The events for the full proof, payload decoded, each with whether its hash was already
-    checked here from the stored text (SQLite, where that text is canonical: `_fast_hash`)."""
-    fast = connection.vendor == "sqlite"
-    rows = raw_chain_rows(
-        campaign_id, _FOREVER if until is None else until, after=after, hashed_text=False
-    )
-    for row in rows:
+    """The events for the full proof, payload decoded once, each with whether its hash was
+    already checked here from the stored canonical text (`_fast_hash`, no re-encoding). That text
+    is the payload the application reads on SQLite, and on PostgreSQL while the constraint that
+    binds its two copies is validated (`_one_payload_copy`); otherwise the jsonb is decoded and
+    the verifier hashes what it holds."""
+    until = _FOREVER if until is None else until
+    if connection.vendor == "sqlite":
+        rows = ((*row, True) for row in raw_chain_rows(campaign_id, until, after=after))
+    else:  # the constraint's state read with the rows, not in a round trip of its own
+        one_copy = f"(SELECT convalidated FROM pg_constraint WHERE {_AGREES_WHERE})"
+        rows = raw_chain_rows(
+            campaign_id,
+            until,
+            after=after,
+            payload_sql=f"CASE WHEN {one_copy} THEN COALESCE(payload_text, payload::text) "
+            "ELSE payload::text END",
+            extra=f", COALESCE({one_copy}, false)",
+        )
+    for *row, one_copy in rows:
         fields, hash_ = _fields(campaign_id, row)
-        checked = fast and _fast_hash(fields) == hash_
-        fields["payload"] = json.loads(fields["payload"])
+        payload = json.loads(fields["payload"])
+        checked = one_copy and _fast_hash(fields, payload) == hash_
+        fields["payload"] = payload
         fields["hash"] = hash_
         yield fields, checked
 
@@ -269,19 +387,23 @@ def _json_text(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _fast_hash(fields: dict[str, Any]) -> str:
+def _fast_hash(fields: dict[str, Any], parsed: Any = _UNPARSED) -> str:
     """eventlog.chain.document_hash of an event whose payload is the stored canonical text, by
     string assembly (keys in sorted order, the text as is); a sealed event's digest is taken over
-    the text the same way. Equal to document_hash when the text is canonical."""
+    the text the same way (``parsed``: the text decoded, if the caller has it). Equal to
+    document_hash when the text is canonical."""
     actor, text, character = fields["actor"], _quoted, fields["character"]
     payload, visibility = fields["payload"], fields["visibility"]
     if visibility != "public":  # eventlog.chain.sealed_payload, on the text
         inner = f'{{"character":{text(character)},"payload":{payload}}}'
         digest = hashlib.sha256(inner.encode()).hexdigest()
-        try:
-            parsed = json.loads(payload)
-        except ValueError:
-            return ""  # not JSON: the caller's full decoding says what is wrong
+        if parsed is _UNPARSED:
+            try:
+                parsed = json.loads(payload)
+            except ValueError:
+                return ""  # not JSON: the caller's full decoding says what is wrong
+        if not isinstance(parsed, dict):
+            return ""
         public = {key: parsed[key] for key in SEALED_PUBLIC_KEYS if key in parsed}
         payload, character = canonical_json({**public, "sealed": digest}), None
     document = (
@@ -322,27 +444,90 @@ def _checkpoint_holds(campaign: Campaign, checkpoint: VerificationCheckpoint) ->
 
 def _checkpoint(campaign: Campaign) -> VerificationCheckpoint | None:
     """The stored checkpoint, with the hash its event has in the log now (``stored_hash``)."""
-    at_checkpoint = Event.objects.filter(campaign_id=campaign.pk, seq=OuterRef("seq"))
-    return (
-        VerificationCheckpoint.objects.filter(campaign=campaign)
-        .annotate(stored_hash=Subquery(at_checkpoint.values("hash")[:1]))
-        .first()
+    # Raw SQL: compiling the ORM's subquery cost more CPU than carrying on after one event.
+    table, events = VerificationCheckpoint._meta.db_table, Event._meta.db_table
+    found = VerificationCheckpoint.objects.raw(
+        f"SELECT c.*, (SELECT e.hash FROM {events} e WHERE e.campaign_id = c.campaign_id "
+        f"AND e.seq = c.seq) AS stored_hash FROM {table} c WHERE c.campaign_id = %s",
+        [campaign.pk],
     )
+    return next(iter(found), None)
 
 
-def _store(campaign: Campaign, state: dict[str, Any]) -> None:
+def _store(campaign: Campaign, state: dict[str, Any], *, from_scratch: bool) -> None:
     """Keep the verifier's state as the campaign's checkpoint. It is a cache of a computation
     anyone can repeat (the log is the evidence, not this row): its commit need not wait for the
-    disk on PostgreSQL, and losing it in a crash only means proving those events again."""
+    disk on PostgreSQL, and losing it in a crash only means proving those events again.
+
+    Closed sessions move out of the state into their own rows (`VerifiedSession`): the state
+    keeps only the open one, so that carrying on costs the same at the thousandth session as
+    at the first. ``from_scratch``: the state covers the log from its first event (the rows of
+    an earlier verification go)."""
     seq, hash_ = state["last"]
+    state = dict(state)
+    sessions, before, open_index = (
+        state["sessions"],
+        state["sessions_before"],
+        state["open_session"],
+    )
+    closed = sessions if open_index is None else sessions[:open_index]
+    kept = [] if open_index is None else sessions[open_index:]
+    state.update(
+        sessions=kept,
+        sessions_before=before + len(closed),
+        open_session=None if open_index is None else 0,
+    )
     values = {"seq": seq, "hash": hash_, "ok": not state["problems"], "state": state}
+    one_statement = connection.vendor == "postgresql" and not connection.in_atomic_block
+    if (
+        one_statement
+        and not closed
+        and not from_scratch
+        and _update_checkpoint(campaign.pk, values, asynchronous=True)
+    ):
+        return  # the usual case, carrying on within a session: one round trip
     with _not_durable(), transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO off")
-        stored = VerificationCheckpoint.objects.filter(campaign=campaign)
-        if not stored.update(**values, verified_at=timezone.now()):
+        if from_scratch:  # (otherwise the rows end at `before`: written with the checkpoint)
+            VerifiedSession.objects.filter(campaign=campaign).delete()
+        VerifiedSession.objects.bulk_create(
+            VerifiedSession(campaign=campaign, index=before + i, summary=summary)
+            for i, summary in enumerate(closed)
+        )
+        if not _update_checkpoint(campaign.pk, values):
             VerificationCheckpoint.objects.create(campaign=campaign, **values)
+
+
+def _update_checkpoint(
+    campaign_id: int, values: dict[str, Any], *, asynchronous: bool = False
+) -> bool:
+    """UPDATE the stored checkpoint (raw SQL, as `_checkpoint` reads it); False: none yet.
+    ``asynchronous`` (PostgreSQL, outside a transaction): the statement is its own transaction
+    and sets its commit not to wait for the disk (as `_store`'s SET LOCAL does)."""
+    fields = [*values, "verified_at"]
+    model = VerificationCheckpoint._meta
+    params = [
+        model.get_field(name).get_db_prep_save(value, connection)
+        for name, value in [*values.items(), ("verified_at", timezone.now())]
+    ]
+    assignments = ", ".join(f"{model.get_field(name).column} = %s" for name in fields)
+    sql = f"UPDATE {model.db_table} SET {assignments} WHERE campaign_id = %s"
+    if asynchronous:
+        sql = (
+            "WITH asynchronous AS (SELECT set_config('synchronous_commit', 'off', true)) "
+            f"{sql} AND EXISTS (SELECT 1 FROM asynchronous)"
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, campaign_id])
+        return cursor.rowcount > 0
+
+
+def _kept_sessions(campaign_id: int) -> list[SessionSummary]:
+    """The closed sessions `_store` kept apart, in order."""
+    summaries = VerifiedSession.objects.filter(campaign_id=campaign_id).order_by("index")
+    return [SessionSummary(**summary) for summary in summaries.values_list("summary", flat=True)]
 
 
 @contextlib.contextmanager
@@ -416,13 +601,16 @@ def verify_campaign(
                 verifier.feed(row, hash_checked=hash_checked)
     state = verifier.snapshot()
     if state["last"][0] and (after == 0 or state["last"][0] != checkpoint.seq):
-        _store(campaign, state)  # nothing new since the checkpoint: nothing to write
-    return verifier.finish(head_seq=campaign.head_seq, head_hash=campaign.head_hash)
+        _store(campaign, state, from_scratch=after == 0)  # nothing new: nothing to write
+    report = verifier.finish(head_seq=campaign.head_seq, head_hash=campaign.head_hash)
+    report.earlier_sessions = partial(_kept_sessions, campaign.pk)
+    return report
 
 
 # --- the full proof in parallel, per session -----------------------------------------------------
 
-PARALLEL_MIN = 5_000  # events to prove (a second or more) before processes pay for themselves
+PARALLEL_MIN = 20_000  # events to prove (a second or more) before processes pay for themselves
+SEGMENT_MIN = 5_000  # events per segment at least: each costs a query and a merge
 _SEGMENT_TYPES = (CAMPAIGN_CREATED, CAMPAIGN_OPTIONS_CHANGED, SESSION_STARTED, SESSION_ENDED)
 
 
@@ -441,7 +629,7 @@ def _session_segments(
         return [(after, until, None)]  # (forked workers see only what is committed)
     state = verifier.snapshot()
     system, options = state["system"], dict(state["options"])
-    sessions = len(state["sessions"])
+    sessions = state["sessions_before"] + len(state["sessions"])
     open_index = state["open_session"]
     open_id = None if open_index is None else state["sessions"][open_index]["session_id"]
     payload = "payload" if connection.vendor == "sqlite" else "payload::text"
@@ -471,7 +659,7 @@ def _session_segments(
         except _MALFORMED:
             return [(after, until, None)]  # the one pass says what is wrong with it
     # Balance: about four segments per worker, of similar lengths.
-    target = max((until - after) // (workers * 4), 1)
+    target = max((until - after) // (workers * 4), SEGMENT_MIN)
     kept, start = [], after
     for seq, state_at in cuts:
         if seq - 1 - start >= target:
@@ -484,7 +672,6 @@ def _session_segments(
 
 def _segment_state(seq: int, system: Any, options: dict, sessions: int) -> dict[str, Any]:
     """StreamVerifier.snapshot's form, as a verifier stands before a clean session start."""
-    placeholder = vars(SessionSummary(number=None, session_id="", started_seq=0))
     return {
         "next_seq": seq,  # filled in with the stored event before it (_prove_segment)
         "prev_hash": None,
@@ -499,7 +686,10 @@ def _segment_state(seq: int, system: Any, options: dict, sessions: int) -> dict[
         "redacted": 0,
         "unlisted": 0,
         "problems": [],
-        "sessions": [dict(placeholder) for _ in range(sessions)],
+        "sessions": [],
+        # How many sessions came before: the worker stands them in (`_prove_segment`) and hands
+        # back only its own, so that no segment carries the whole log's sessions to and fro.
+        "sessions_before": sessions,
     }
 
 
@@ -516,11 +706,19 @@ def _own_connections() -> None:
             pools.clear()
 
 
+def _worker_started() -> None:
+    """A pool worker's start: connections of its own, kept for every segment it proves (a
+    connection per segment cost more than a short segment's proof) and closed as it exits."""
+    from multiprocessing.util import Finalize
+
+    _own_connections()
+    Finalize(None, connection.close, exitpriority=10)
+
+
 def _prove_segment(
     campaign_id: int, system: str, after: int, until: int, state: dict[str, Any] | None
 ) -> dict[str, Any]:
     """One worker's share: the events after..until, from ``state``; its snapshot."""
-    _own_connections()
     options = {"system": system, "earlier_events": partial(_earlier_events, campaign_id)}
     table = Event._meta.db_table
     with connection.cursor() as cursor:
@@ -534,9 +732,7 @@ def _prove_segment(
     verifier = StreamVerifier.resume(campaign_id, state, **options)
     for row, hash_checked in _proof_rows(campaign_id, after=after, until=until):
         verifier.feed(row, hash_checked=hash_checked)
-    snapshot = verifier.snapshot()
-    connection.close()
-    return snapshot
+    return verifier.snapshot()
 
 
 def _prove_in_parallel(
@@ -555,15 +751,27 @@ def _prove_in_parallel(
     first_after, first_until, _ = segments[0]
     jobs = [(campaign.pk, campaign.system, a, u, s) for a, u, s in segments[1:]]
     connections.close_all()  # the workers are forked: none may share this process's connection
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_worker_started)
+    try:
         pending = pool.starmap_async(_prove_segment, jobs)
         for row, hash_checked in _proof_rows(campaign.pk, after=first_after, until=first_until):
             verifier.feed(row, hash_checked=hash_checked)
         results = pending.get()
+        pool.close()  # the workers exit on their own, closing their connections
+        pool.join()
+    finally:
+        pool.terminate()
     merged = verifier.snapshot()
+    placeholder = vars(SessionSummary(number=None, session_id="", started_seq=0))
     for result in results:
-        before = len(merged["sessions"])
-        merged["sessions"] += result["sessions"][before:]
+        # A worker's sessions come after the `sessions_before` it counted: as one pass lists
+        # them (a count that disagrees is the stream's problem, reported by the verifiers).
+        count = merged["sessions_before"] + len(merged["sessions"])
+        missing = result["sessions_before"] - count
+        merged["sessions"] += [dict(placeholder) for _ in range(missing)]
+        merged["sessions"] += result["sessions"][max(-missing, 0) :]
+        if result["open_session"] is not None:
+            result["open_session"] += len(merged["sessions"]) - len(result["sessions"])
         merged["problems"] += result["problems"]
         for key in ("events", "redacted", "unlisted"):
             merged[key] += result[key]
@@ -601,14 +809,9 @@ def verify_campaigns(
             campaign, rehash=rehash, fresh=fresh, progress=progress, workers=workers
         )
         report.campaigns.append(result)
+        report.names[campaign.pk] = campaign.name
         report.events += result.events
         report.problems += result.problems
-        status = "ok  " if result.ok else "FAIL"
-        report.lines.append(
-            f"{status} campaign {campaign.pk} ({campaign.name}): {result.events:,} events, "
-            f"{result.sessions_proven} closed session(s) proven"
-        )
-        report.lines += result.detail_lines(indent="     ")
     if progress:
         progress.close()
     return report

@@ -31,6 +31,7 @@ import argparse
 import functools
 import hashlib
 import json
+import marshal
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -68,7 +69,7 @@ from eventlog.event_types import (
 )
 from rolls import systems
 from rolls.rules import ROLL_COUNTS, compare, compares, failed_attempt, option
-from rolls.systems import KeyedDice, age, cofd
+from rolls.systems import KeyedDice, age, cofd, d6pool, nice_damnit, storyteller
 
 MAX_PROBLEMS = 200  # per campaign: a wholesale forgery need not be listed event by event
 FORTUNE, EXTRA_NICE, DRAMATIC = (
@@ -102,6 +103,14 @@ FOLLOWUP_SYSTEMS = {FORTUNE: "age", EXTRA_NICE: "nice_damnit", DRAMATIC: "cofd"}
 # What untrusted JSON can raise when it lacks a key or has the wrong shape (RuleError included).
 _MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 _MISSING = object()
+# Each system's one die size: a roll's faces are the next faces of its key's stream at that size.
+_SIDES = {
+    mod.__name__.rpartition(".")[2]: mod.SIDES
+    for mod in (age, cofd, d6pool, nice_damnit, storyteller)
+}
+RESOLUTIONS_KEPT = 4096  # distinct (system, check, faces) resolved, per verifier
+QUICK_FACES_MAX = 4096  # more faces than any roll draws: the long way, which stops at the rules'
+CACHED_FACES = 4  # rolls of up to this many faces are resolved once (3d6: 216 kinds; 2d10: 100)
 
 
 @dataclass(frozen=True)
@@ -176,19 +185,35 @@ class StreamReport:
     redacted: int = 0
     problems: list[Problem] = field(default_factory=list)
     unlisted: int = 0  # problems beyond MAX_PROBLEMS
+    # The sessions this verifier saw, after the `sessions_before` that a resumed verifier's
+    # keeper holds (`earlier_sessions` reads them when a report is wanted: `all_sessions`).
     sessions: list[SessionSummary] = field(default_factory=list)
+    sessions_before: int = 0
+    earlier_sessions: Callable[[], list[SessionSummary]] | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
+    def all_sessions(self) -> list[SessionSummary]:
+        """Every session of the stream, the earlier ones read in (once) if they are kept apart."""
+        if self.sessions_before and self.earlier_sessions is not None:
+            earlier = self.earlier_sessions()
+            if len(earlier) != self.sessions_before:
+                raise ValueError(
+                    f"{len(earlier)} earlier session(s) kept, {self.sessions_before} expected"
+                )
+            self.sessions[:0] = earlier
+            self.sessions_before, self.earlier_sessions = 0, None
+        return self.sessions
+
     @property
     def sessions_proven(self) -> int:
         """Closed sessions whose every server roll this viewer may see is proven."""
-        return sum(1 for s in self.sessions if s.ended_seq is not None and s.ok)
+        return sum(1 for s in self.all_sessions() if s.ended_seq is not None and s.ok)
 
     def detail_lines(self, indent: str = "  ") -> list[str]:
-        lines = [indent + session.describe() for session in self.sessions]
+        lines = [indent + session.describe() for session in self.all_sessions()]
         if self.redacted:
             lines.append(
                 f"{indent}{self.redacted} event(s) redacted for this export's viewer: "
@@ -204,13 +229,14 @@ class StreamReport:
 class _Roll:
     """A single check's roll as its follow-ups change it (as rolls.checks.projectors applies them).
 
-    Kept as canonical JSON, a fraction of the parsed dicts' memory: a long log has many rolls
-    that may yet be followed up. A CofD roll keeps only its outcome unless it failed (only a
-    failure can become a dramatic failure).
+    Kept packed (marshal: the parsed JSON values as they are, a fraction of the dicts' memory,
+    and several times faster to pack than JSON): a long log has many rolls that may yet be
+    followed up. A CofD roll keeps only its outcome unless it failed (only a failure can become
+    a dramatic failure).
     """
 
     system: str
-    packed: str
+    packed: bytes
     followups: tuple[str, ...] = ()
 
     @classmethod
@@ -220,21 +246,30 @@ class _Roll:
         if system == "cofd" and outcome != "failure":
             if isinstance(outcome, str):
                 return cls(system, _outcome_only(outcome))
-            return cls(system, canonical_json([None, None, {"outcome": outcome}]))
-        return cls(system, canonical_json([roll["check"], roll["faces"], result]))
+            return cls(system, _pack((None, None, {"outcome": outcome})))
+        return cls(system, _pack((roll["check"], roll["faces"], result)))
 
     def unpack(self) -> tuple[Any, Any, Any]:
-        check, faces, result = json.loads(self.packed)
+        check, faces, result = marshal.loads(self.packed)
         return check, faces, result
 
     def update(self, check: Any, faces: Any, result: Any, followup: str) -> None:
-        self.packed = canonical_json([check, faces, result])
+        self.packed = _pack((check, faces, result))
         self.followups += (followup,)
 
 
+def _pack(values: tuple[Any, Any, Any]) -> bytes:
+    """Values decoded from JSON (dicts, lists, str, int, float, bool, None) as marshal bytes;
+    `_Roll.unpack` gives them back equal and of the same types."""
+    try:
+        return marshal.dumps(values)
+    except ValueError:  # not from JSON (a caller's own objects): through JSON first
+        return marshal.dumps(tuple(_plain(list(values))))
+
+
 @functools.lru_cache(maxsize=64)
-def _outcome_only(outcome: str) -> str:
-    return canonical_json([None, None, {"outcome": outcome}])
+def _outcome_only(outcome: str) -> bytes:
+    return _pack((None, None, {"outcome": outcome}))
 
 
 def _is_salt(payload: Any) -> bool:
@@ -310,6 +345,7 @@ class StreamVerifier:
         self._session: SessionSummary | None = None
         self._checks: dict[int, _Roll] = {}
         self._hidden: set[int] = set()
+        self._resolutions: dict[tuple[str, str, tuple[int, ...]], Any] = {}
         self._handlers: dict[str, Callable[[Mapping[str, Any]], None]] = {
             CAMPAIGN_CREATED: self._campaign_created,
             CAMPAIGN_OPTIONS_CHANGED: self._options_changed,
@@ -446,6 +482,7 @@ class StreamVerifier:
             "unlisted": report.unlisted,
             "problems": [[p.seq, p.event_type, p.what] for p in report.problems],
             "sessions": [vars(session).copy() for session in report.sessions],
+            "sessions_before": report.sessions_before,  # open_session indexes "sessions"
         }
 
     @classmethod
@@ -457,6 +494,7 @@ class StreamVerifier:
         report.unlisted = state["unlisted"]
         report.problems = [Problem(campaign, *problem) for problem in state["problems"]]
         report.sessions = [SessionSummary(**session) for session in state["sessions"]]
+        report.sessions_before = state.get("sessions_before", 0)  # (checkpoints before it: 0)
         if state["open_session"] is not None:
             verifier._session = report.sessions[state["open_session"]]
         verifier._next_seq, verifier._prev_hash = state["next_seq"], state["prev_hash"]
@@ -537,7 +575,7 @@ class StreamVerifier:
             self._problem(
                 event, f"session {open_.number} (#{open_.started_seq}) is still open, never ended"
             )
-        expected = len(self.report.sessions) + 1
+        expected = self.report.sessions_before + len(self.report.sessions) + 1
         if payload.get("number") != expected:
             self._problem(event, f"is numbered {payload.get('number')!r}, expected {expected}")
         commitment = payload.get("key_commitment")
@@ -598,6 +636,56 @@ class StreamVerifier:
             return None
         return bytes.fromhex(key)
 
+    def _rolls_follow(self, system: str, rolls: list, dice: KeyedDice) -> bool:
+        """Do all the event's rolls follow from ``dice``? The quick way, which gives the same
+        answer as rolling them (`_reroll`) and says nothing more: each roll's stored faces must
+        be the next faces of the key's stream (one die size per system), and its stored result
+        what those faces resolve to (`_resolved`, which also requires the check to use exactly
+        those faces: `rolls.systems.resolve`). False: roll them again to say what is wrong."""
+        sides = _SIDES.get(system)
+        if sides is None:
+            return False
+        try:
+            for roll in rolls:
+                faces = roll["faces"]
+                if type(faces) is not list or len(faces) > QUICK_FACES_MAX:
+                    return False  # (a forged list of millions is not derived here)
+                if not all(type(face) is int for face in faces):
+                    return False  # bools and floats compare equal to ints: the long way decides
+                if dice.roll_many(sides, len(faces)) != faces:
+                    return False
+                computed = self._resolved(system, roll["check"], faces)
+                if computed is None or not _same(computed, roll["result"]):
+                    return False
+        except _MALFORMED:
+            return False
+        return True
+
+    def _resolved(self, system: str, check: Any, faces: list[int]) -> Any:
+        """`rolls.systems.resolve`, once per distinct (system, check, faces): small pools repeat
+        (3d6, 2d10), and resolving is pure. The key is the check's canonical JSON (which tells
+        true from 1) and the faces (ints only, see `_rolls_follow`); None: it does not resolve.
+        Bounded: emptied when full."""
+        if len(faces) > CACHED_FACES:  # big pools seldom repeat: not worth a key
+            try:
+                return systems.resolve(system, check, faces)
+            except _MALFORMED:
+                return None
+        try:
+            key = (system, canonical_json(check), tuple(faces))
+        except (TypeError, ValueError):
+            return None
+        cached = self._resolutions.get(key, _MISSING)
+        if cached is _MISSING:
+            try:
+                cached = systems.resolve(system, check, faces)
+            except _MALFORMED:
+                cached = None
+            if len(self._resolutions) >= RESOLUTIONS_KEPT:
+                self._resolutions.clear()
+            self._resolutions[key] = cached
+        return cached
+
     def _reroll(self, seq: int, label: str, system: str, roll: Any, dice: KeyedDice) -> bool:
         """Do the roll's faces follow from its key and client seed? The result is checked too."""
         try:
@@ -605,7 +693,9 @@ class StreamVerifier:
         except _MALFORMED as error:
             self._problem_at(seq, CHECK_ROLLED, f"{label}: its check cannot be rolled: {error}")
             return False
-        if faces != roll["faces"]:
+        stored_faces = roll["faces"]
+        if faces != stored_faces or any(type(face) is not int for face in stored_faces):
+            # (true and 1.0 equal 1 in Python, not in the record)
             what = (
                 f"{label}: faces {roll['faces']} do not follow from its key and client seed, "
                 f"which give {faces}"
@@ -627,7 +717,7 @@ class StreamVerifier:
         payload, seq = event["payload"], event["seq"]
         system, kind, rolls = payload["system"], payload["kind"], payload["rolls"]
         self._rules_in_force(event, payload)
-        session, dice, proven = self._session, None, False
+        session, dice, proven, quick = self._session, None, False, False
         if session is None or event.get("session") != session.session_id:
             where = f"session {session.number} was open" if session else "no session was open"
             self._problem(event, f"is tagged session {event.get('session')}, but {where}")
@@ -645,8 +735,17 @@ class StreamVerifier:
                 proven = key is not None
                 if key is not None:
                     dice = KeyedDice(key, self.campaign, seq, client_seed or "")
+                    if self._rolls_follow(system, rolls, dice):
+                        quick = True  # every roll's faces and result follow: nothing to name
+                    else:  # the long way, from the start of the key's stream, names what is wrong
+                        dice = KeyedDice(key, self.campaign, seq, client_seed or "")
+        on_dramatic = system == "cofd" and bool(
+            option(self._options, "cofd", "beat_on_dramatic_failure")
+        )
         for index, roll in enumerate(rolls, 1):
-            if dice is not None:  # re-rolling gives the result too: no separate resolve
+            if quick:
+                pass  # its faces and result were proven above
+            elif dice is not None:  # re-rolling gives the result too: no separate resolve
                 proven &= self._reroll(seq, f"roll {index}", system, roll, dice)
             else:
                 faces, stored = roll["faces"], roll["result"]
@@ -654,9 +753,7 @@ class StreamVerifier:
                     seq, event["type"], f"roll {index}", system, roll["check"], faces, stored
                 )
             if system == "cofd":
-                beats = cofd.beats(
-                    roll["result"], bool(option(self._options, "cofd", "beat_on_dramatic_failure"))
-                )
+                beats = cofd.beats(roll["result"], on_dramatic)
                 if roll.get("beats_awarded") != beats:
                     what = f"awards {roll.get('beats_awarded')!r} Beat(s), the result gives {beats}"
                     self._problem(event, f"roll {index}: {what}")

@@ -37,6 +37,7 @@ def test_the_parallel_proof_reports_what_one_pass_does(play, users, monkeypatch,
     _long_table(play, users, system)
     one = _report(workers=1)
     monkeypatch.setattr(stored_log, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(stored_log, "SEGMENT_MIN", 1)
     cut = []
     segments = stored_log._session_segments
     monkeypatch.setattr(
@@ -56,6 +57,7 @@ def test_the_parallel_proof_names_a_tampered_event_as_one_pass_does(
     seq, event_type, expected = tamper(campaign)
     one = _report(workers=1)
     monkeypatch.setattr(stored_log, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(stored_log, "SEGMENT_MIN", 1)
     two = _report(workers=2)
     assert two == one
     assert any(f"event #{seq} ({event_type})" in p and expected in p for p in two[1])
@@ -68,6 +70,7 @@ def test_a_checkpoint_left_by_the_parallel_proof_carries_on(play, users, monkeyp
     hero = campaign.characters.get(name="Hero")
     roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["cofd"])
     monkeypatch.setattr(stored_log, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(stored_log, "SEGMENT_MIN", 1)
     assert not verify_campaigns(fresh=True, workers=2).problems
     roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["cofd"])
     carried = verify_campaigns()

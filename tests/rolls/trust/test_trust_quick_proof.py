@@ -1,0 +1,173 @@
+"""The full proof's quick ways (issue #16's speed): a roll's faces matched against its key's
+stream and its result resolved once per distinct (check, faces); the stored canonical text hashed
+and decoded once. Each gives the answer the long way gives: nothing tampered slips through."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from django.db import connection
+
+from campaign import services
+from eventlog.chain import canonical_json, document_hash
+from eventlog.models import Event
+from rolls.models import VerificationCheckpoint, VerifiedSession
+from rolls.trust.stored_log import _one_payload_copy, chain_intact, event_rows, verify_campaigns
+from rolls.trust.verify import StreamVerifier
+from tests.live.test_live_witness import _raw
+from tests.rolls.trust.conftest import TRAITS, roll
+
+
+def _verify(campaign_id: int, events: list[dict]) -> list[str]:
+    verifier = StreamVerifier(campaign_id)
+    for event in events:
+        verifier.feed(event)
+    return [str(problem) for problem in verifier.finish().problems]
+
+
+def _rehashed(events: list[dict], start: int) -> None:
+    """The forger's finish: every hash from ``start`` on recomputed and relinked."""
+    for event in events[start:]:
+        event["prev_hash"] = events[events.index(event) - 1]["hash"]
+        event["hash"] = document_hash(event)
+
+
+def _same_roll_twice(campaign, users) -> tuple[list[dict], int, int]:
+    """An AGE log (3d6: few distinct faces) with two server rolls of the same check and faces;
+    their indexes in the log."""
+    hero = campaign.characters.get(name="Hero")
+    services.start_session(campaign=campaign, actor=users["gm"])
+    seen: dict[tuple, int] = {}
+    for _ in range(120):  # 216 kinds of 3d6: a pair comes within a few dozen rolls
+        roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["age"])
+        events = list(event_rows(campaign.pk))
+        last = len(events) - 1
+        faces = tuple(events[last]["payload"]["rolls"][0]["faces"])
+        if faces in seen:
+            return events, seen[faces], last
+        seen[faces] = last
+    raise AssertionError("no two rolls of the same faces")
+
+
+def test_a_result_resolved_before_is_still_checked_against_each_rolls_record(play, users):
+    """The second roll of the same check and faces finds its resolution cached: a forged result
+    there (the chain re-hashed) is named all the same, as the long way names it."""
+    campaign = play("age")
+    events, first, second = _same_roll_twice(campaign, users)
+    rolled = [events[i]["payload"]["rolls"][0] for i in (first, second)]
+    assert rolled[0]["check"] == rolled[1]["check"]  # the second finds the first's resolution
+    assert _verify(campaign.pk, events) == []
+    forged = copy.deepcopy(events)
+    result = forged[second]["payload"]["rolls"][0]["result"]
+    result["total"] += 1
+    _rehashed(forged, second)
+    problems = _verify(campaign.pk, forged)
+    seq = forged[second]["seq"]
+    assert problems == [
+        f"campaign {campaign.pk}, event #{seq} (check.rolled): roll 1: the result does not "
+        f"follow from the faces: total is {result['total']}, the faces give {result['total'] - 1}"
+    ]
+
+
+def test_a_face_stored_as_true_is_not_taken_for_a_one(play, users):
+    """JSON's true equals 1 in Python: the quick way leaves such a roll to the long way, which
+    rolls it again and names the face."""
+    campaign = play("age")
+    events = list(event_rows(campaign.pk))
+    index, position = next(
+        (i, faces.index(1))
+        for i, event in enumerate(events)
+        if event["type"] == "check.rolled" and event["payload"]["dice"] == "server"
+        for faces in [event["payload"]["rolls"][0]["faces"]]
+        if 1 in faces
+    )  # a log without any 1 on the dice would stop this test here (StopIteration)
+    forged = copy.deepcopy(events)
+    forged[index]["payload"]["rolls"][0]["faces"][position] = True
+    _rehashed(forged, index)
+    problems = _verify(campaign.pk, forged)
+    assert any(f"#{forged[index]['seq']} (check.rolled)" in p for p in problems), problems
+
+
+@pytest.mark.postgres
+def test_the_proof_reads_one_payload_copy_only_while_the_constraint_binds_every_row(play):
+    """PostgreSQL: the jsonb and the canonical text are bound by a validated CHECK constraint
+    (eventlog.0003), so the proof hashes and decodes the text alone. Dropped and added back NOT
+    VALID (how an owner edits one copy), it no longer vouches: the proof compares them again."""
+    campaign = play("cofd")
+    assert _one_payload_copy()
+    assert not verify_campaigns(fresh=True).problems
+    constraint = "campaign_event_payload_text_agrees"
+    _raw(
+        [
+            ("SET CONSTRAINTS ALL IMMEDIATE", []),
+            (f"ALTER TABLE campaign_event DROP CONSTRAINT {constraint}", []),
+            (
+                f"ALTER TABLE campaign_event ADD CONSTRAINT {constraint} "
+                "CHECK (payload_text IS NULL OR payload_text::jsonb = payload) NOT VALID",
+                [],
+            ),
+        ]
+    )
+    try:
+        assert not _one_payload_copy()
+        assert not verify_campaigns(fresh=True).problems  # the long way, same answer
+    finally:
+        _raw([(f"ALTER TABLE campaign_event VALIDATE CONSTRAINT {constraint}", [])])
+    assert _one_payload_copy()
+    assert campaign.head_seq
+
+
+@pytest.mark.parametrize("visibility", ["private", "blind"])
+def test_the_fast_chain_catches_an_edited_hidden_event(play, visibility):
+    """A hidden event's sealed document is hashed from its stored text too: an edit of its
+    payload, or of the column that says who may see it, breaks the chain."""
+    campaign = play("cofd")
+    head = {"until": campaign.head_seq, "head_hash": campaign.head_hash}
+    assert chain_intact(campaign.pk, **head)
+    event = Event.objects.filter(campaign=campaign, visibility=visibility).first()
+    postgres = connection.vendor == "postgresql"  # (both copies at once: the constraint holds)
+
+    def store(payload: dict) -> None:
+        text = canonical_json(payload)
+        if postgres:
+            statement = "UPDATE campaign_event SET payload = %s, payload_text = %s WHERE id = %s"
+            _raw([(statement, [text, text, event.pk])])
+        else:
+            _raw([("UPDATE campaign_event SET payload = %s WHERE id = %s", [text, event.pk])])
+
+    store({**event.payload, "label": "edited"})
+    assert not chain_intact(campaign.pk, **head)
+    store(event.payload)
+    assert chain_intact(campaign.pk, **head)
+    _raw([("UPDATE campaign_event SET visibility = 'public' WHERE id = %s", [event.pk])])
+    assert not chain_intact(campaign.pk, **head)
+
+
+@pytest.mark.postgres
+def test_a_row_without_its_canonical_text_is_hashed_the_long_way(play):
+    """Rows appended before Event.payload_text (none stored) still hash, re-encoded."""
+    campaign = play("age")
+    _raw([("UPDATE campaign_event SET payload_text = NULL WHERE campaign_id = %s", [campaign.pk])])
+    assert chain_intact(campaign.pk, until=campaign.head_seq, head_hash=campaign.head_hash)
+    assert not verify_campaigns(fresh=True).problems
+
+
+def test_closed_sessions_are_kept_beside_the_checkpoint_and_reported_in_full(play, users):
+    """The checkpoint holds only the open session; the closed ones' summaries are rows of their
+    own, read back for a report: the same lines as a fresh proof's."""
+    campaign = play("cofd")
+    hero = campaign.characters.get(name="Hero")
+    for _ in range(2):
+        services.start_session(campaign=campaign, actor=users["gm"])
+        roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["cofd"])
+        services.end_session(campaign=campaign, actor=users["gm"])
+    services.start_session(campaign=campaign, actor=users["gm"])
+    verify_campaigns()
+    state = VerificationCheckpoint.objects.get(campaign=campaign).state
+    assert (state["sessions_before"], len(state["sessions"])) == (3, 1)
+    assert VerifiedSession.objects.filter(campaign=campaign).count() == 3
+    roll(campaign, users["alice"], character=str(hero.pk), **TRAITS["cofd"])
+    carried = verify_campaigns()
+    assert carried.lines == verify_campaigns(fresh=True).lines
+    assert [row["number"] for row in carried.sessions] == [1, 2, 3, 4]
