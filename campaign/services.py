@@ -75,6 +75,8 @@ def _clean_name(value: Any, field: str = "name", max_length: int = MAX_NAME) -> 
         raise InvalidInput(field, _("must be non-empty text"))
     if len(value.strip()) > max_length:
         raise InvalidInput(field, _("must be at most {n} characters").format(n=max_length))
+    if "\x00" in value:  # PostgreSQL's jsonb cannot hold it: refused here, not a 500 there
+        raise InvalidInput(field, _("must not contain NUL characters"))
     return value.strip()
 
 
@@ -427,6 +429,8 @@ def _start_period(
     title = (title or "").strip() if isinstance(title, str | None) else title
     if not isinstance(title, str) or len(title) > 200:
         raise InvalidInput("title", _("must be text of at most {n} characters").format(n=200))
+    if "\x00" in title:
+        raise InvalidInput("title", _("must not contain NUL characters"))
     campaign = lock_stream(campaign.pk)
     current = model.open_in(campaign)
     if current is not None:
