@@ -146,8 +146,8 @@ def worker(
         run()
         latencies.append(time.perf_counter() - t0)
         done += 1
-        if interval and next_start > time.perf_counter():
-            time.sleep(next_start - time.perf_counter())
+        if interval and (delay := next_start - time.perf_counter()) > 0:
+            time.sleep(delay)
     print(
         json.dumps(
             {
