@@ -138,7 +138,11 @@ def worker(
     pg0 = {pid: _cpu_of(pid) for pid in backends}
     cpu0, began = time.process_time(), time.perf_counter()
     done = 0
-    next_start = began
+    # Paced writers start at random points of their interval: in step, they would arrive as
+    # bursts of all writers at once, which is not what "half the rate" means.
+    next_start = began + (random.uniform(0, interval) if interval else 0.0)
+    if interval:
+        time.sleep(next_start - began)
     while time.perf_counter() - began < duration:
         if interval:
             next_start += interval
