@@ -13,7 +13,7 @@ first, with the one `HIDDEN_ROLL` error, whatever the roll holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -26,7 +26,7 @@ from campaign.models import Campaign, Chapter, Character, Membership, Role, Scen
 from eventlog.models import Visibility
 from rolls.models import Check
 from rolls.reads.known import dramatic_failures, known_checks, resources_for
-from rolls.reads.visibility import may_see, require_may_see
+from rolls.reads.visibility import Facts, may_see, require_may_see
 from rolls.rules import option
 from rolls.systems import age, cofd, nice_damnit
 
@@ -79,7 +79,7 @@ class Now:
     _balances: dict[str, dict[str, int]] = field(default_factory=dict)
     _characters: dict[UUID, Character | None] = field(default_factory=dict)
     _periods: dict[str, UUID | None] = field(default_factory=dict)  # "chapter" / "scene": open
-    _dramatic_failures: dict[tuple[UUID, UUID], list[Check]] = field(default_factory=dict)
+    _dramatic_failures: dict[tuple[UUID, UUID], list[Facts]] = field(default_factory=dict)
 
     def open_period(self, name: str) -> UUID | None:
         """The id of the open chapter or scene (``name``), None when none is open."""
@@ -114,10 +114,34 @@ class Now:
     def dramatic_failure_taken(self, period_id: UUID, character_id: UUID) -> bool:
         key = (period_id, character_id)
         if key not in self._dramatic_failures:  # one read for every viewer
-            self._dramatic_failures[key] = dramatic_failures(
+            taken = dramatic_failures(
                 campaign=self.campaign, period_id=period_id, character_id=character_id
             )
+            self._dramatic_failures[key] = taken.get(character_id, [])
         return bool(known_checks(self.knower, self._dramatic_failures[key]))
+
+    def read_for(self, checks: Iterable[Check]) -> None:
+        """Read at once what offers on ``checks`` may read (a catch-up page): their characters
+        in one statement, and the dramatic failures taken in the open period (the only one
+        they are counted against) by all of them in another."""
+        ids = {check.character_id for check in checks if check.character_id is not None}
+        missing = ids - self._characters.keys()
+        if missing:
+            found = {c.pk: c for c in Character.objects.filter(pk__in=missing)}
+            self._characters.update({pk: found.get(pk) for pk in missing})
+        if self.campaign.system != "cofd" or not ids:
+            return
+        mode = option(self.campaign.options, "cofd", "intentional_dramatic_failure")
+        if mode not in ("per_chapter", "per_scene"):
+            return
+        period_id = self.open_period("chapter" if mode == "per_chapter" else "scene")
+        if period_id is None or all((period_id, c) in self._dramatic_failures for c in ids):
+            return
+        taken = dramatic_failures(campaign=self.campaign, period_id=period_id)
+        for character_id in ids:
+            self._dramatic_failures.setdefault(
+                (period_id, character_id), taken.get(character_id, [])
+            )
 
     def resource(self, character: Character, name: str) -> int:
         key = str(character.pk)

@@ -11,6 +11,7 @@ decided on the truth, it can tell them what was hidden (README, "Visibility").
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from uuid import UUID
 
@@ -19,9 +20,9 @@ from django.db import connection
 from campaign.models import Campaign, Character, Membership, Role
 from eventlog.event_types import TASK_RESET
 from eventlog.models import Event
-from eventlog.rows import columns, instance
+from eventlog.rows import fetch
 from rolls.models import Check, RuleUse, TaskAttempts
-from rolls.reads.visibility import Shown, may_see
+from rolls.reads.visibility import Facts, Shown, may_see
 from rolls.rules import RETRY_SYSTEMS, option, recorded_failed_attempt, task_key
 
 
@@ -113,26 +114,33 @@ def free_botch_available(
 
 
 def dramatic_failures(
-    *, campaign: Campaign, period_id: UUID | None, character_id: UUID | str
-) -> list[Check]:
-    """CofD: the rolls this character turned into intentional dramatic failures in this chapter /
-    scene (`known_checks` tells what a viewer knows of them): one hand-written statement, read
-    once for every viewer (`rolls.checks.eligibility.Now`) on a check's hot path."""
+    *, campaign: Campaign, period_id: UUID | None, character_id: UUID | str | None = None
+) -> dict[UUID, list[Facts]]:
+    """CofD: the rolls turned into intentional dramatic failures in this chapter / scene, by the
+    character who took them, as the facts `known_checks` reads to tell what a viewer knows of
+    them: one hand-written statement, read once for every viewer
+    (`rolls.checks.eligibility.Now`) on a check's hot path (for one character) and for a whole
+    catch-up page (for all of them)."""
     uses, checks = RuleUse._meta, Check._meta
     uuid = uses.get_field("period_id")
     params = [campaign.pk, "intentional_dramatic_failure"]
-    params += [uuid.get_db_prep_value(character_id, connection)]
+    if character_id is not None:
+        params += [uuid.get_db_prep_value(character_id, connection)]
     if period_id is not None:
         params += [uuid.get_db_prep_value(period_id, connection)]
     sql = (
-        f"SELECT {columns(Check, 'k')} FROM {uses.db_table} u "
+        f"SELECT u.character_id, k.visibility, k.revealed, k.audience FROM {uses.db_table} u "
         f"JOIN {checks.db_table} k ON k.campaign_id = u.campaign_id AND k.seq = u.check_seq "
-        "WHERE u.campaign_id = %s AND u.rule = %s AND u.character_id = %s AND u.period_id "
-        + ("IS NULL" if period_id is None else "= %s")
+        "WHERE u.campaign_id = %s AND u.rule = %s "
+        + ("" if character_id is None else "AND u.character_id = %s ")
+        + ("AND u.period_id IS NULL" if period_id is None else "AND u.period_id = %s")
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [instance(Check, row) for row in cursor.fetchall()]
+    taken: dict[UUID, list[Facts]] = {}
+    for owner, visibility, revealed, audience in fetch(sql, params):  # prepared on PostgreSQL
+        owner = owner if isinstance(owner, UUID) or owner is None else UUID(owner)
+        audience = json.loads(audience) if isinstance(audience, str) else audience
+        taken.setdefault(owner, []).append(Facts(visibility, bool(revealed), audience))
+    return taken
 
 
 def known_checks(viewer: Membership | None, checks: Iterable[Shown]) -> list[Shown]:

@@ -21,6 +21,7 @@ from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
 from eventlog.models import Event, Visibility
 from rolls.checks import eligibility
 from rolls.models import Check
+from rolls.reads.page_checks import CheckRow, checks_of, target_seq
 from rolls.reads.visibility import Facts, may_see
 from rolls.systems.marks import dice_marks, roll_terms
 
@@ -93,17 +94,9 @@ def _now(campaign_id: int, viewer: Membership) -> eligibility.Now:
 # --- events ----------------------------------------------------------------------------------
 
 
-def _target_seq(event: Event) -> int | None:
-    if event.type == CHECK_ROLLED:
-        return event.seq
-    if event.type in FOLLOWUP_TYPES or event.type == CHECK_REVEALED:
-        return event.payload.get("check_seq")
-    return None
-
-
-def _facts(event: Event, checks: dict[int, Check]) -> Check | Facts:
+def _facts(event: Event, checks: dict[int, Check | CheckRow]) -> Check | CheckRow | Facts:
     """What decides an event's visibility: its check's, or its own."""
-    target = _target_seq(event)
+    target = target_seq(event)
     if target is not None and event.type != CHECK_REVEALED and target in checks:
         return checks[target]
     return Facts(event.visibility, audience=[event.actor_id])
@@ -137,7 +130,7 @@ class _EventPresenter:
             **{uid: names[uid] for uid in actors if uid in names},
             **_usernames(actors - names.keys()),
         }
-        self._checks: dict[int, Check] | None = None
+        self._checks: dict[int, Check | CheckRow] | None = None
         self._now: eligibility.Now | None = None  # one reading of the table, shared by members
         self._nows: dict[tuple[int, str], eligibility.Now] = {}
         written = [check for event in events if (check := written_check(event)) is not None]
@@ -146,15 +139,11 @@ class _EventPresenter:
             self._now = written[0].now.as_rolled(written[0])
 
     @property
-    def checks(self) -> dict[int, Check]:
+    def checks(self) -> dict[int, Check | CheckRow]:
         """The checks the events belong to, read once, when a hidden event or an offer needs
         them (a public event shown to someone who may not act needs none)."""
         if self._checks is None:
-            targets = {seq for event in self.events if (seq := _target_seq(event)) is not None}
-            self._checks = {}
-            if targets:
-                rows = Check.objects.filter(campaign_id=self.events[0].campaign_id, seq__in=targets)
-                self._checks = {check.seq: check for check in rows}
+            self._checks = checks_of(self.events)
         return self._checks
 
     def now_for(self, viewer: Membership) -> eligibility.Now:
@@ -169,6 +158,7 @@ class _EventPresenter:
     def _base_now(self, viewer: Membership) -> eligibility.Now:
         if self._now is None:
             self._now = _now(viewer.campaign_id, viewer)
+            self._now.read_for(self.checks.values())  # once for the batch, not per check
         return self._now
 
     def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
@@ -189,7 +179,7 @@ class _EventPresenter:
         if not (public or may_see(_facts(event, self.checks), viewer)):
             return "stub"
         if event.type in CHECK_EVENT_TYPES and viewer.role == Role.PLAYER:
-            check = self.checks.get(_target_seq(event) or 0)
+            check = self.checks.get(target_seq(event) or 0)
             if check is not None and check.character_id is not None:
                 # Read as the offers read it (one read of each character, shared).
                 character = self._base_now(viewer).character(check.character_id)
@@ -240,7 +230,7 @@ class _EventPresenter:
         if event.type == CHECK_ROLLED:
             shown["dice_marks"] = marks_of(event.payload["system"], event.payload)
             shown["roll_terms"] = terms_of(event.payload["system"], event.payload)
-        check = self.checks.get(_target_seq(event) or 0) if event.type != CHECK_ROLLED else None
+        check = self.checks.get(target_seq(event) or 0) if event.type != CHECK_ROLLED else None
         if check is not None:  # a follow-up: the first roll as it amended it
             roll = check.event.payload["rolls"][0]
             amended = {
@@ -251,7 +241,7 @@ class _EventPresenter:
             shown["roll_terms"] = terms_of(check.system, {"rolls": [amended]})
         shown["follow_ups"] = []
         if eligibility.may_act(viewer):
-            check = self.checks.get(_target_seq(event) or 0)
+            check = self.checks.get(target_seq(event) or 0)
             if check is not None:
                 shown["follow_ups"] = eligibility.offers(check, viewer, self.now_for(viewer))
         return shown

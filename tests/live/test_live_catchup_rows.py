@@ -1,0 +1,136 @@
+"""The socket's catch-up presents a page from its check rows read in one hand-written statement
+(rolls.reads.page_checks), not through the ORM (#17): every class of viewer must be sent the
+very bytes the ORM's reading gave them, before and after a reveal, in every system, and a page
+must cost a fixed number of statements."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from campaign import services as campaign_services
+from campaign.models import Campaign, Membership
+from rolls.checks import followups
+from rolls.checks import services as rolls
+from rolls.live import catchup
+from rolls.models import Check
+from rolls.reads import present
+from rolls.reads.page_checks import target_seq
+from tests.live.conftest import SUCCESS
+from tests.rolls.trust.conftest import TRAITS, play  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.django_db
+SYSTEMS = ("cofd", "age", "nice_damnit", "storyteller", "d6pool")
+# A page's statements: the events, their check rows, the actors' names, the campaign, the open
+# chapter and scene, each character the offers read, the dramatic failures of each (period,
+# character) they read. GMs see every roll; a player's offers read only their own character.
+PAGE_STATEMENTS = {"gm": 7, "alice": 7, "olga": 3}
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_pages():
+    catchup.forget()
+    yield
+    catchup.forget()
+
+
+def _orm_checks(events):
+    """The check rows as the presenter read them before #17: the ORM, with their events."""
+    targets = {seq for event in events if (seq := target_seq(event)) is not None}
+    if not targets:
+        return {}
+    rows = Check.objects.filter(campaign_id=events[0].campaign_id, seq__in=targets)
+    return {check.seq: check for check in rows}
+
+
+def _texts(campaign: Campaign, viewers: list[Membership]) -> dict[int, list[str]]:
+    """Every frame of a whole catch-up from seq 0, per viewer (pages of 4 events: follow-ups
+    and reveals point at checks of earlier pages)."""
+    campaign.refresh_from_db()
+    head = (campaign.head_seq, campaign.head_hash)
+    shown = {}
+    for viewer in viewers:
+        after, frames = 0, []
+        while after < campaign.head_seq:
+            page = catchup.page_after(viewer, after, campaign.head_seq, head)
+            frames.append(page.text)
+            after = page.last
+        shown[viewer.user_id] = frames
+    catchup.forget()
+    return shown
+
+
+def _both_ways(campaign: Campaign, viewers: list[Membership], monkeypatch) -> None:
+    new = _texts(campaign, viewers)
+    with monkeypatch.context() as old_path:
+        old_path.setattr(present, "checks_of", _orm_checks)
+        old = _texts(campaign, viewers)
+    for viewer in viewers:
+        assert new[viewer.user_id] == old[viewer.user_id], viewer
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_whole_catch_up_is_sent_the_bytes_the_orm_reading_gave(
+    system,
+    play,  # noqa: F811
+    users,
+    monkeypatch,
+):
+    monkeypatch.setattr(catchup, "PAGE", 4)
+    campaign = play(system, end=False)
+    gm, alice = users["gm"], users["alice"]
+    hero = campaign.characters.get(name="Hero")
+    mine = {"character": str(hero.pk), **TRAITS[system]}
+    blind = rolls.check_roll(
+        campaign=campaign, actor=alice, request={**mine, "visibility": "blind"}
+    )
+    rolls.check_roll(campaign=campaign, actor=gm, request={"pool": 2, "visibility": "private"})
+    # A late joiner, and a member removed (their membership as a socket last held it).
+    campaign_services.join_campaign(invite_code=campaign.invite_code, user=users["stranger"])
+    boris = Membership.objects.get(campaign=campaign, user=users["boris"])
+    campaign_services.leave_campaign(campaign=campaign, actor=gm, user_id=users["boris"].pk)
+    viewers = [*Membership.objects.filter(campaign=campaign).order_by("user_id"), boris]
+    assert {v.role for v in viewers} == {"gm", "player", "observer"}
+    _both_ways(campaign, viewers, monkeypatch)
+    rolls.reveal_check(campaign=campaign, actor=gm, seq=blind.seq)
+    private = Check.objects.filter(campaign=campaign, visibility="private").first()
+    rolls.reveal_check(campaign=campaign, actor=gm, seq=private.seq)
+    _both_ways(campaign, viewers, monkeypatch)
+
+
+def _page_statements(table, name: str, after: int) -> int:
+    table.campaign.refresh_from_db()
+    head = (table.campaign.head_seq, table.campaign.head_hash)
+    viewer = Membership.objects.get(campaign=table.campaign, user=table.users[name])
+    catchup.forget()
+    with CaptureQueriesContext(connection) as statements:
+        page = catchup.page_after(viewer, after, head[0], head)
+    assert page is not None and page.last == head[0]
+    return len(statements)
+
+
+def test_a_page_costs_a_fixed_number_of_statements_whatever_its_checks(table):
+    """Adding rolls, hidden ones and follow-ups to a page adds no statement."""
+
+    def rolled(name: str, visibility: str, faces=None) -> Check:
+        request = table.roll(name, visibility, **({"faces": faces} if faces else {}))
+        actor = table.users[name]
+        return rolls.check_roll(campaign=table.campaign, actor=actor, request=request)
+
+    table.campaign.refresh_from_db()
+    start, counts = table.campaign.head_seq, []  # after the members joined: one whole page
+    for round_ in range(2):
+        if round_:  # one dramatic failure per chapter
+            campaign_services.end_chapter(campaign=table.campaign, actor=table.users["gm"])
+            campaign_services.start_chapter(campaign=table.campaign, actor=table.users["gm"])
+        for name in ("alice", "boris", "gm"):
+            for visibility in ("public", "private", "blind"):
+                rolled(name, visibility)
+        rolled("alice", "public", SUCCESS)
+        failed = rolled("alice", "private")
+        followups.take_dramatic_failure(
+            campaign=table.campaign, actor=table.users["alice"], seq=failed.seq
+        )
+        counts.append({name: _page_statements(table, name, start) for name in PAGE_STATEMENTS})
+    assert counts == [PAGE_STATEMENTS, PAGE_STATEMENTS]
