@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 from uuid import UUID
 
@@ -129,6 +130,65 @@ def event_document(
     if hash is not None:
         document["hash"] = hash
     return document
+
+
+UNPARSED = object()  # `stored_text_hash`'s caller has not decoded the text
+
+
+def stored_text_hash(
+    *,
+    campaign: int,
+    seq: int,
+    type: str,
+    text: str,
+    actor: int | None,
+    created_at: str,
+    visibility: str,
+    session: str | None,
+    scene: str | None,
+    chapter: str | None,
+    character: str | None,
+    prev_hash: str,
+    parsed: Any = UNPARSED,
+) -> str:
+    """`document_hash` of an event whose payload is at hand as its stored canonical JSON
+    ``text`` (ids and ``created_at`` as the document's text): the document's text is assembled
+    around it, keys in sorted order, and hashed once, with no JSON encoding — the rebuild's and
+    the verifier's fast path. Equal to `document_hash` whenever the text is canonical (callers
+    compare, and go the long way when it is not). A sealed event's digest is taken over the text
+    the same way (``parsed``: the text decoded, if the caller has it); "" when a sealed payload is
+    not a JSON object (the long way says what is wrong)."""
+    if is_sealed(visibility):  # sealed_payload, on the text
+        inner = f'{{"character":{_quoted(character)},"payload":{text}}}'
+        digest = hashlib.sha256(inner.encode()).hexdigest()
+        if parsed is UNPARSED:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                return ""
+        if not isinstance(parsed, dict):
+            return ""
+        public = {key: parsed[key] for key in SEALED_PUBLIC_KEYS if key in parsed}
+        text, character = canonical_json({"sealed": digest, **public}), None
+    document = (
+        f'{{"actor":{"null" if actor is None else int(actor)},"campaign":{campaign},'
+        f'"chapter":{_quoted(chapter)},"character":{_quoted(character)},'
+        f'"created_at":"{created_at}","payload":{text},'
+        f'"prev_hash":"{prev_hash}","scene":{_quoted(scene)},"seq":{seq},'
+        f'"session":{_quoted(session)},"type":{json_text(type)},'
+        f'"visibility":{json_text(visibility)}}}'
+    )
+    return hashlib.sha256(document.encode()).hexdigest()
+
+
+def _quoted(value: str | None) -> str:
+    return "null" if value is None else f'"{value}"'
+
+
+@cache
+def json_text(value: str) -> str:
+    """A string as canonical JSON (event types and visibilities: a handful of values)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def document_hash(document: Mapping[str, Any]) -> str:

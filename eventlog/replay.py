@@ -15,16 +15,18 @@ kept whole until the end; a long log is mostly checks, which are kept in a windo
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable
-from functools import cache
 from typing import Any
 from uuid import UUID
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
-from eventlog.chain import SEALED_PUBLIC_KEYS, canonical_json, document_hash, is_sealed
+from eventlog.chain import (
+    UNPARSED,
+    document_hash,
+    stored_text_hash,
+)
 from eventlog.intact import GENESIS, ChainBroken, refuse
 from eventlog.projections import written_fields
 
@@ -173,15 +175,6 @@ def copy(model: type[models.Model], fields: list[models.Field], rows: list) -> N
     )
 
 
-@cache
-def type_text(event_type: str) -> str:
-    return json.dumps(event_type, ensure_ascii=False)
-
-
-def _quoted(value: str | None) -> str:
-    return "null" if value is None else f'"{value}"'
-
-
 def stored_hash(
     campaign_id: int,
     seq: int,
@@ -197,43 +190,41 @@ def stored_hash(
     decode: bool = False,
 ) -> str:
     """An event's chain hash from its stored values (`Recorder.replay_rows`; ``payload``: the
-    text decoded, if at hand). The text being canonical, the hashed document is assembled around
-    it and hashed once (a hidden event's sealed digest too), with no JSON encoding: the bytes
-    `eventlog.chain.document_hash` hashes. ``decode``: hash the decoded document itself (for a
-    text that is not canonical)."""
+    text decoded, if at hand): `eventlog.chain.stored_text_hash`. ``decode``: hash the decoded
+    document itself (for a text that is not canonical)."""
     session, scene, chapter, character = ids
-    q = _quoted
     if decode:
-        document = {
-            "campaign": campaign_id,
-            "seq": seq,
-            "type": type_,
-            "payload": json.loads(text),
-            "actor": actor,
-            "created_at": created_text,
-            "visibility": visibility,
-            "session": session,
-            "scene": scene,
-            "chapter": chapter,
-            "character": character,
-            "prev_hash": prev_hash,
-        }
-        return document_hash(document)
-    if is_sealed(visibility):  # eventlog.chain.sealed_payload, from the canonical text
-        digest = hashlib.sha256(f'{{"character":{q(character)},"payload":{text}}}'.encode())
-        payload = json.loads(text) if payload is None else payload
-        public = {key: payload[key] for key in SEALED_PUBLIC_KEYS if key in payload}
-        text, character = canonical_json({"sealed": digest.hexdigest(), **public}), None
-    return hashlib.sha256(
-        (
-            f'{{"actor":{"null" if actor is None else actor},"campaign":{campaign_id},'
-            f'"chapter":{q(chapter)},"character":{q(character)},'
-            f'"created_at":"{created_text}","payload":{text},'
-            f'"prev_hash":"{prev_hash}","scene":{q(scene)},"seq":{seq},'
-            f'"session":{q(session)},"type":{type_text(type_)},'
-            f'"visibility":{type_text(visibility)}}}'
-        ).encode()
-    ).hexdigest()
+        return document_hash(
+            {
+                "campaign": campaign_id,
+                "seq": seq,
+                "type": type_,
+                "payload": json.loads(text),
+                "actor": actor,
+                "created_at": created_text,
+                "visibility": visibility,
+                "session": session,
+                "scene": scene,
+                "chapter": chapter,
+                "character": character,
+                "prev_hash": prev_hash,
+            }
+        )
+    return stored_text_hash(
+        campaign=campaign_id,
+        seq=seq,
+        type=type_,
+        text=text,
+        actor=actor,
+        created_at=created_text,
+        visibility=visibility,
+        session=session,
+        scene=scene,
+        chapter=chapter,
+        character=character,
+        prev_hash=prev_hash,
+        parsed=UNPARSED if payload is None else payload,
+    )
 
 
 def replay(

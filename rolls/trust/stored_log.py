@@ -7,7 +7,6 @@ from the key its event records; the report names events and problems, never a ke
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -23,9 +22,12 @@ from campaign.models import Campaign
 from eventlog.chain import (
     GENESIS,
     SEALED_PUBLIC_KEYS,
+    UNPARSED,
     canonical_json,
     document_hash,
     event_document,
+    json_text,
+    stored_text_hash,
 )
 from eventlog.event_types import (
     CAMPAIGN_CREATED,
@@ -139,7 +141,6 @@ _RAW_SQL = (
 )
 _FOREVER = 2**63 - 1
 READ_WINDOW = 10_000  # seqs per query
-_UNPARSED = object()
 
 
 def _sqlite_uuid(column: str) -> str:
@@ -204,10 +205,6 @@ def raw_chain_rows(
             cursor.execute(sql, [campaign_id, after, end])
             yield from cursor.fetchall()
             after = end
-
-
-def _quoted(value: str | None) -> str:
-    return "null" if value is None else f'"{value}"'
 
 
 def _fields(campaign_id: int, row: tuple) -> tuple[dict[str, Any], str]:
@@ -280,7 +277,7 @@ def chain_intact(campaign_id: int, *, until: int, head_hash: str) -> bool:
                     f'{{"actor":{actor},"campaign":{campaign_id},"chapter":{chapter},'
                     f'"character":{character},"created_at":"{created}","payload":{payload},'
                     f'"prev_hash":"{prev_hash}","scene":{scene},"seq":{seq},'
-                    f'"session":{session},"type":{type_},"visibility":{_json_text(visibility)}}}'
+                    f'"session":{session},"type":{type_},"visibility":{json_text(visibility)}}}'
                 )
                 if sha256(document.encode()).hexdigest() != hash_ and not _hashes_the_long_way(
                     campaign_id, seq
@@ -381,40 +378,23 @@ def _proof_rows(
         yield fields, checked
 
 
-@functools.lru_cache(maxsize=256)
-def _json_text(value: str) -> str:
-    """A string as JSON (event types and visibilities: a handful of values)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _fast_hash(fields: dict[str, Any], parsed: Any = _UNPARSED) -> str:
-    """eventlog.chain.document_hash of an event whose payload is the stored canonical text, by
-    string assembly (keys in sorted order, the text as is); a sealed event's digest is taken over
-    the text the same way (``parsed``: the text decoded, if the caller has it). Equal to
-    document_hash when the text is canonical."""
-    actor, text, character = fields["actor"], _quoted, fields["character"]
-    payload, visibility = fields["payload"], fields["visibility"]
-    if visibility != "public":  # eventlog.chain.sealed_payload, on the text
-        inner = f'{{"character":{text(character)},"payload":{payload}}}'
-        digest = hashlib.sha256(inner.encode()).hexdigest()
-        if parsed is _UNPARSED:
-            try:
-                parsed = json.loads(payload)
-            except ValueError:
-                return ""  # not JSON: the caller's full decoding says what is wrong
-        if not isinstance(parsed, dict):
-            return ""
-        public = {key: parsed[key] for key in SEALED_PUBLIC_KEYS if key in parsed}
-        payload, character = canonical_json({**public, "sealed": digest}), None
-    document = (
-        f'{{"actor":{"null" if actor is None else int(actor)},"campaign":{fields["campaign"]},'
-        f'"chapter":{text(fields["chapter"])},"character":{text(character)},'
-        f'"created_at":"{fields["created_at"]}","payload":{payload},'
-        f'"prev_hash":"{fields["prev_hash"]}","scene":{text(fields["scene"])},'
-        f'"seq":{fields["seq"]},"session":{text(fields["session"])},'
-        f'"type":{_json_text(fields["type"])},"visibility":{_json_text(visibility)}}}'
+def _fast_hash(fields: dict[str, Any], parsed: Any = UNPARSED) -> str:
+    """`eventlog.chain.stored_text_hash` of an event document whose payload is the stored text."""
+    return stored_text_hash(
+        campaign=fields["campaign"],
+        seq=fields["seq"],
+        type=fields["type"],
+        text=fields["payload"],
+        actor=fields["actor"],
+        created_at=fields["created_at"],
+        visibility=fields["visibility"],
+        session=fields["session"],
+        scene=fields["scene"],
+        chapter=fields["chapter"],
+        character=fields["character"],
+        prev_hash=fields["prev_hash"],
+        parsed=parsed,
     )
-    return hashlib.sha256(document.encode()).hexdigest()
 
 
 def _earlier_events(campaign_id: int, target: int, before: int) -> list[dict[str, Any]]:
