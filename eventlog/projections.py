@@ -118,7 +118,7 @@ def apply(event: Event) -> None:
     # The projectors see the payload as a replay reads it back (keys in the stored, canonical
     # order), so that the JSON they write is the same text live and rebuilt.
     payload = event.payload
-    event.payload = json.loads(canonical_json(payload))
+    event.payload = json.loads(getattr(event, "payload_text", None) or canonical_json(payload))
     written: list[models.Model] = []
     token = _inserted.set(written)
     try:

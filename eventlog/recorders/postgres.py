@@ -101,7 +101,9 @@ class PostgresRecorder:
         for event in events:
             for name in attnames:
                 value = getattr(event, name)
-                params.append(_encode(value) if name == "payload" else value)
+                if name == "payload":  # the canonical text the append already made, if any
+                    value = event.payload_text or _encode(value)
+                params.append(value)
         last = events[-1]
         params += (last.seq, last.hash, last.campaign_id, expected_seq)
         sql = append_sql(len(events))
