@@ -274,6 +274,8 @@ def test_one_port_serves_a_roll_from_gunicorn_to_a_socket_on_uvicorn(tmp_path):
                     subprocess.Popen(command, env=env, cwd=ROOT, stdout=log, stderr=log)
                 )
         wait_for(f"http://127.0.0.1:{front}/health/", processes, tmp_path)
+        # The front answers once gunicorn does; uvicorn may still be starting (nginx: 502).
+        wait_for(f"http://127.0.0.1:{live}/health/", processes, tmp_path)
         headers = {"Authorization": f"Token {table['token']}"}
         url = f"ws://127.0.0.1:{front}/ws/campaigns/{table['campaign']}/"
         with websockets.sync.client.connect(url, additional_headers=headers) as feed:
