@@ -1,13 +1,18 @@
 """Writes that ride with the COMMIT.
 
-A write whose answer nothing in the transaction waits for (the read-model row a projector
-inserts, the answer an Idempotency-Key keeps) need not cost a round trip of its own while the
-campaign's stream lock is held: on PostgreSQL it is queued and sent in one pipeline with the
-COMMIT, so the lock is released one or two round trips sooner. Anything else the transaction runs
-first sends the queue (the backend's execute wrapper, the recorder's cursor), so statements keep
-their order; a savepoint or a rollback sees every write made before it. A failed queued write
-fails the COMMIT: the whole transaction is rolled back and the error raised there, as Django
-does for a failed COMMIT. Elsewhere (SQLite, outside a transaction) the write runs at once.
+A write whose answer nothing in the transaction waits for (an append to a stream this
+transaction has locked, the read-model row a projector inserts, the answer an Idempotency-Key
+keeps) need not cost a round trip of its own while the campaign's stream lock is held: on
+PostgreSQL it is queued and sent in one pipeline with the COMMIT, so the lock is released sooner.
+An append and the writes queued after it go as *one statement*: the append's CTEs (`e`, the
+events; `h`, the head) and each write as a CTE of its own, so a row that refers to an appended
+event takes its id from `e` (`PendingEvent`), and the database parses one statement, not three.
+
+Anything else the transaction runs first sends the queue (the backend's execute wrapper, the
+recorder's cursor), so statements keep their order; a savepoint or a rollback sees every write
+made before it. A failed queued write fails the COMMIT: the whole transaction is rolled back and
+the error raised there, as Django does for a failed COMMIT. Elsewhere (SQLite, outside a
+transaction) the write runs at once.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import psycopg
@@ -26,19 +32,43 @@ Done = Callable[[tuple | None], None]
 
 
 @dataclass(frozen=True)
+class PendingEvent:
+    """A row's reference to an event appended with the COMMIT, whose id is not known yet: the
+    statement takes it from the append's `e` by seq."""
+
+    event: Any
+
+
+@dataclass(frozen=True)
 class Queued:
-    sql: str
+    sql: str  # INSERT/UPDATE/DELETE, with no WITH of its own (it may become a CTE)
     params: Sequence[Any]
     done: Done | None  # called with the statement's first row once it has run
 
 
+@dataclass(frozen=True)
+class Append:
+    """An append queued by the recorder: its CTEs (`e` RETURNING id, seq; `h` RETURNING id),
+    their parameters, and the events whose ids it hands over."""
+
+    ctes: str
+    params: Sequence[Any]
+    events: Sequence[Any]
+
+
+def can_queue(connection: BaseDatabaseWrapper) -> bool:
+    return getattr(connection, "queued_writes", None) is not None and connection.in_atomic_block
+
+
 def write(connection: BaseDatabaseWrapper, sql: str, params: Sequence[Any], done: Done | None):
     """Run ``sql`` now, or queue it to go with the COMMIT where the backend can (PostgreSQL in a
-    transaction). ``done`` gets its first row (e.g. a RETURNING id) whenever it has run."""
-    queue = getattr(connection, "queued_writes", None)
-    if queue is not None and connection.in_atomic_block:
-        queue.append(Queued(sql, params, done))
+    transaction). ``done`` gets its first row (e.g. a RETURNING id) whenever it has run. A
+    `PendingEvent` among ``params`` stands for that event's id (the append must be queued)."""
+    if can_queue(connection):
+        connection.queued_writes.append(Queued(sql, params, done))
         return
+    if any(isinstance(value, PendingEvent) for value in params):
+        raise RuntimeError("a row refers to an event not appended with this COMMIT")
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone() if cursor.description else None
@@ -46,27 +76,116 @@ def write(connection: BaseDatabaseWrapper, sql: str, params: Sequence[Any], done
         done(row)
 
 
+def append_later(connection: BaseDatabaseWrapper, append: Append) -> None:
+    """Queue an append (the recorder's `append_later`); the writes queued after it join it."""
+    connection.queued_writes.append(append)
+
+
+# The head's guard, as an error the database raises inside the statement: queued with the COMMIT,
+# an append whose head moved must fail the transaction, not be answered after it committed. (The
+# cast depends on the row, so the planner cannot fold it into an error at plan time.)
+_HEAD_GUARD = (
+    "(SELECT CASE count(*) WHEN 1 THEN 1 "
+    "ELSE ('the stream head moved: ' || count(*))::int END FROM h)"
+)
+
+
+def _statements(queued: list[Queued | Append]) -> list[tuple[str, list[Any], Callable]]:
+    """The queue as statements: an append with every write after it, folded into one; writes
+    before any append each on their own."""
+    statements = []
+    index = 0
+    while index < len(queued):
+        item = queued[index]
+        if isinstance(item, Queued):
+            statements.append((item.sql, list(item.params), _handing(item.done)))
+            index += 1
+            continue
+        folded = []
+        index += 1
+        while index < len(queued) and isinstance(queued[index], Queued):
+            folded.append(queued[index])
+            index += 1
+        statements.append(_fold(item, folded))
+    return statements
+
+
+def _handing(done: Done | None) -> Callable[[tuple | None], None]:
+    return (lambda row: done(row)) if done is not None else (lambda row: None)
+
+
+def _fold(append: Append, writes: list[Queued]) -> tuple[str, list[Any], Callable]:
+    params = list(append.params)
+    ctes = [append.ctes]
+    selected = ["(SELECT array_agg(id ORDER BY seq) FROM e)", _HEAD_GUARD]
+    takers: list[tuple[int, Queued]] = []
+    for number, write in enumerate(writes, 1):
+        body, values = _with_events(write)
+        ctes.append(f"w{number} AS ({body})")
+        params += values
+        if write.done is None:
+            continue
+        if _returns_id(write.sql):
+            takers.append((len(selected), write))
+            selected.append(f"(SELECT id FROM w{number})")
+        else:
+            takers.append((-1, write))
+    sql = f"WITH {', '.join(ctes)} SELECT {', '.join(selected)}"
+
+    def done(row: tuple | None) -> None:
+        for event, pk in zip(append.events, row[0], strict=True):
+            event.pk = pk
+        for at, write in takers:
+            write.done(None if at < 0 else (row[at],))
+
+    return sql, params, done
+
+
+def _with_events(write: Queued) -> tuple[str, list[Any]]:
+    """The write's SQL and parameters with each `PendingEvent` parameter taken from `e`."""
+    if not any(isinstance(value, PendingEvent) for value in write.params):
+        return write.sql, list(write.params)
+    parts = write.sql.split("%s")
+    if len(parts) != len(write.params) + 1:
+        raise ValueError("a queued write with a pending event must use plain %s placeholders")
+    body, values = [parts[0]], []
+    for value, after in zip(write.params, parts[1:], strict=True):
+        if isinstance(value, PendingEvent):
+            body.append("(SELECT id FROM e WHERE seq = %s)")
+            values.append(value.event.seq)
+        else:
+            body.append("%s")
+            values.append(value)
+        body.append(after)
+    return "".join(body), values
+
+
+@cache
+def _returns_id(sql: str) -> bool:
+    return sql.rstrip().upper().endswith("RETURNING ID")
+
+
 def send(connection: BaseDatabaseWrapper, *, commit: bool = False) -> None:
     """Send the queued writes (and the COMMIT) in one pipeline: one round trip for all of them."""
     queued, connection.queued_writes = connection.queued_writes, []
+    statements = _statements(queued)
     raw = connection.connection
     began = time.monotonic()
     cursors = []
     try:
         with raw.pipeline():
-            for write in queued:
+            for sql, params, _ in statements:
                 cursor = psycopg.Cursor(raw)  # server-side binding, prepared like the recorder's
-                cursor.execute(write.sql, write.params, prepare=True)
+                cursor.execute(sql, params, prepare=True)
                 cursors.append(cursor)
             if commit:
                 raw.commit()
-        for write, cursor in zip(queued, cursors, strict=True):
-            if write.done is not None:
-                write.done(cursor.fetchone() if cursor.description else None)
+        for (_, _, done), cursor in zip(statements, cursors, strict=True):
+            done(cursor.fetchone() if cursor.description else None)
     finally:
         for cursor in cursors:
             cursor.close()
-    for write in queued:
-        logged(connection, write.sql, began)
+    for sql, _, _ in statements:
+        logged(connection, sql, began)
         if connection.queries_logged:  # for counting round trips, not only statements
             connection.queries_log[-1]["with_commit" if commit else "pipelined"] = True

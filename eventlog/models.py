@@ -103,6 +103,9 @@ def stream_owners() -> models.Manager:
     return Event._meta.get_field("campaign").related_model._default_manager
 
 
-def payload_text_for(payload: Any) -> str | None:
-    """What `Event.payload_text` holds for a new event with this payload on this database."""
-    return canonical_json(payload) if connection.vendor == "postgresql" else None
+def payload_text_for(payload: Any, text: str | None = None) -> str | None:
+    """What `Event.payload_text` holds for a new event with this payload on this database
+    (``text``: the payload's canonical JSON, if the caller has it)."""
+    if connection.vendor != "postgresql":
+        return None
+    return canonical_json(payload) if text is None else text

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
 from eventlog.chain import canonical_json
+from eventlog.commit import PendingEvent
 
 if TYPE_CHECKING:
     from campaign.models import Campaign
@@ -56,6 +57,12 @@ def register_read_models(*model_classes: type[models.Model]) -> None:
 _inserted: ContextVar[list[models.Model] | None] = ContextVar("inserted_rows", default=None)
 
 M = TypeVar("M", bound=models.Model)
+
+
+def event_id(event: Event) -> int | PendingEvent:
+    """What a read-model row stores as its event's id: the id, or, while the append waits to
+    go with the COMMIT, its stand-in (the row's INSERT then takes the id in the same statement)."""
+    return event.pk if event.pk is not None else PendingEvent(event)
 
 
 def inserted(event: Event, model_class: type[M]) -> M:
@@ -99,16 +106,27 @@ def _insert_one(row: models.Model) -> None:
         return
     fields = written_fields(model_class)
     db = connections[DEFAULT_DB_ALIAS]
+    values = [getattr(row, field.attname) for field in fields]
+    pending = [
+        (field.name, value.event)
+        for field, value in zip(fields, values, strict=True)
+        if isinstance(value, PendingEvent)
+    ]
 
     def inserted_as(pk: int) -> None:
         row.pk = pk
+        for name, event in pending:  # the appended event, its id known now
+            setattr(row, name, event)
 
     # Nothing reads a projected row back before COMMIT (rows are found by campaign and seq,
     # never by id), so its INSERT goes with the COMMIT: one round trip fewer under the lock.
     recorder().insert_row_later(
         db.ops.quote_name(model_class._meta.db_table),
         [db.ops.quote_name(field.column) for field in fields],
-        [field.get_db_prep_save(getattr(row, field.attname), db) for field in fields],
+        [
+            value if isinstance(value, PendingEvent) else field.get_db_prep_save(value, db)
+            for field, value in zip(fields, values, strict=True)
+        ],
         inserted_as,
     )
     row._state.adding, row._state.db = False, db.alias
@@ -118,7 +136,8 @@ def apply(event: Event) -> None:
     # The projectors see the payload as a replay reads it back (keys in the stored, canonical
     # order), so that the JSON they write is the same text live and rebuilt.
     payload = event.payload
-    event.payload = json.loads(getattr(event, "payload_text", None) or canonical_json(payload))
+    text = getattr(event, "canonical_text", None) or getattr(event, "payload_text", None)
+    event.payload = json.loads(text or canonical_json(payload))
     written: list[models.Model] = []
     token = _inserted.set(written)
     try:

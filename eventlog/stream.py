@@ -11,7 +11,15 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from eventlog import projections, rows
-from eventlog.chain import SALT_BYTES, document_hash, event_document, is_sealed
+from eventlog.chain import (
+    SALT_BYTES,
+    canonical_json,
+    document_hash,
+    event_document,
+    is_sealed,
+    stored_text_hash,
+    timestamp,
+)
 from eventlog.event_types import SEALED_KEY
 from eventlog.models import Event, payload_text_for, stream_owners
 from eventlog.recorders import recorder
@@ -87,6 +95,10 @@ def hash_of(event: Event) -> str:
     return document_hash(document_of(event))
 
 
+def _text(value: UUID | None) -> str | None:
+    return None if value is None else str(value)
+
+
 def append_event(
     *,
     campaign: Campaign,
@@ -120,10 +132,29 @@ def append_event(
         chapter_id=chapter_id,
         character_id=character_id,
         prev_hash=head.head_hash,
-        payload_text=payload_text_for(payload),
     )
-    event.hash = hash_of(event)
-    (event.pk,) = recorder().append([event], expected_seq=head.head_seq)
+    # The payload encoded canonically once: stored (PostgreSQL's payload_text; SQLite's JSON
+    # column), hashed, and decoded by the projection.
+    event.canonical_text = text = canonical_json(payload)
+    event.payload_text = payload_text_for(payload, text)
+    event.hash = stored_text_hash(
+        campaign=event.campaign_id,
+        seq=event.seq,
+        type=type,
+        text=text,
+        actor=actor_id,
+        created_at=timestamp(event.created_at),
+        visibility=visibility,
+        session=_text(session_id),
+        scene=_text(scene_id),
+        chapter=_text(chapter_id),
+        character=_text(character_id),
+        prev_hash=event.prev_hash,
+        parsed=payload,
+    )
+    # The head is locked by this transaction, so nothing waits for the append before COMMIT:
+    # on PostgreSQL it goes with it (event.pk is set then; eventlog/commit.py).
+    recorder().append_later([event], expected_seq=head.head_seq)
     event._state.adding = False
     campaign.head_seq, campaign.head_hash = event.seq, event.hash
     held(campaign)

@@ -77,6 +77,10 @@ class Recorder(Protocol):
         """Insert ``events`` (consecutive seqs after ``expected_seq``, unsaved `Event`s of one
         campaign), move the head to the last one, and return their ids."""
 
+    def append_later(self, events: Sequence[Any], *, expected_seq: int) -> None:
+        """`append` for a stream this transaction has locked, sent with the COMMIT where the
+        backend can (eventlog/commit.py); sets each event's ``pk`` once it is known."""
+
     def read(self, campaign_id: int, *, after: int = 0, limit: int | None = None) -> list[Any]:
         """The campaign's events with seq > ``after``, oldest first, as `Event`s built from the
         rows (no queryset)."""

@@ -37,18 +37,24 @@ def _payload_index() -> int:
 
 
 @cache
-def append_sql(count: int) -> str:
+def append_ctes(count: int) -> str:
+    """The append's two CTEs: `e`, the events inserted (RETURNING id, seq), and `h`, the head
+    moved from the expected seq (RETURNING id: no row when it was elsewhere)."""
     written = event_fields()[1:]
     row = "({})".format(
         ", ".join("%s::jsonb" if field.attname == "payload" else "%s" for field in written)
     )
     return (
-        f"WITH e AS (INSERT INTO {event_table()} ({', '.join(f.column for f in written)}) "
+        f"e AS (INSERT INTO {event_table()} ({', '.join(f.column for f in written)}) "
         f"VALUES {', '.join([row] * count)} RETURNING id, seq), "
         f"h AS (UPDATE {head_table()} SET head_seq = %s, head_hash = %s "
-        "WHERE id = %s AND head_seq = %s RETURNING id) "
-        "SELECT e.id, (SELECT count(*) FROM h) FROM e ORDER BY e.seq"
+        "WHERE id = %s AND head_seq = %s RETURNING id)"
     )
+
+
+@cache
+def append_sql(count: int) -> str:
+    return f"WITH {append_ctes(count)} SELECT e.id, (SELECT count(*) FROM h) FROM e ORDER BY e.seq"
 
 
 @cache
@@ -80,6 +86,20 @@ def replay_sql() -> str:
     )
 
 
+def _append_params(events: Sequence[Any], expected_seq: int) -> list[Any]:
+    attnames = [field.attname for field in event_fields()[1:]]
+    params: list[Any] = []
+    for event in events:
+        for name in attnames:
+            value = getattr(event, name)
+            if name == "payload":  # the canonical text the append already made, if any
+                value = event.payload_text or _encode(value)
+            params.append(value)
+    last = events[-1]
+    params += (last.seq, last.hash, last.campaign_id, expected_seq)
+    return params
+
+
 class PostgresRecorder:
     def __init__(self, connection: BaseDatabaseWrapper) -> None:
         self.connection = connection
@@ -96,16 +116,8 @@ class PostgresRecorder:
                 yield cursor
 
     def append(self, events: Sequence[Any], *, expected_seq: int) -> list[int]:
-        attnames = [field.attname for field in event_fields()[1:]]
-        params: list[Any] = []
-        for event in events:
-            for name in attnames:
-                value = getattr(event, name)
-                if name == "payload":  # the canonical text the append already made, if any
-                    value = event.payload_text or _encode(value)
-                params.append(value)
+        params = _append_params(events, expected_seq)
         last = events[-1]
-        params += (last.seq, last.hash, last.campaign_id, expected_seq)
         sql = append_sql(len(events))
         began = time.monotonic()
         with self._cursor() as cursor:
@@ -115,6 +127,23 @@ class PostgresRecorder:
         if not rows or rows[0][1] != 1:
             raise HeadMoved(f"campaign {last.campaign_id}: the head is not at {expected_seq}")
         return [row[0] for row in rows]
+
+    def append_later(self, events: Sequence[Any], *, expected_seq: int) -> None:
+        """`append`, sent with the COMMIT inside a transaction (eventlog/commit.py): one
+        statement with the writes queued after it; each event's ``pk`` is set once it has run,
+        and a row that refers to one meanwhile says so with `commit.PendingEvent`. A head that
+        moved fails the statement, and so the COMMIT."""
+        from eventlog import commit
+
+        if not commit.can_queue(self.connection):
+            ids = self.append(events, expected_seq=expected_seq)
+            for event, pk in zip(events, ids, strict=True):
+                event.pk = pk
+            return
+        append = commit.Append(
+            append_ctes(len(events)), _append_params(events, expected_seq), events
+        )
+        commit.append_later(self.connection, append)
 
     def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
         sql = select_sql(True)

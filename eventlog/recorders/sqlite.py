@@ -64,7 +64,13 @@ class SqliteRecorder:
         raw, connection, insert = self._raw(), self.connection, insert_sql()
         ids = []
         for event in events:
-            values = [f.get_db_prep_save(getattr(event, f.attname), connection) for f in written]
+            values = [
+                # The payload's canonical text, if the append made it: what the field would store.
+                text
+                if f.attname == "payload" and (text := getattr(event, "canonical_text", None))
+                else f.get_db_prep_save(getattr(event, f.attname), connection)
+                for f in written
+            ]
             began = time.monotonic()
             ids.append(raw.execute(insert, values).fetchone()[0])
             logged(connection, insert, began)
@@ -78,6 +84,11 @@ class SqliteRecorder:
         if moved.rowcount != 1:
             raise HeadMoved(f"campaign {last.campaign_id}: the head is not at {expected_seq}")
         return ids
+
+    def append_later(self, events: Sequence[Any], *, expected_seq: int) -> None:
+        """`append` at once (SQLite has no round trip to save); sets each event's ``pk``."""
+        for event, pk in zip(events, self.append(events, expected_seq=expected_seq), strict=True):
+            event.pk = pk
 
     @django_errors
     def _fetch(self, sql: str, params: tuple) -> list[tuple]:

@@ -21,7 +21,7 @@ from eventlog.event_types import (
     TASK_RESET,
 )
 from eventlog.models import Event
-from eventlog.projections import insert_values, projects, register_read_models
+from eventlog.projections import event_id, insert_values, projects, register_read_models
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.rules import recorded_failed_attempt, task_key
 
@@ -58,7 +58,7 @@ def _check_rolled(event: Event) -> None:
         Check,
         {
             "campaign_id": event.campaign_id,
-            "event_id": event.pk,
+            "event_id": event_id(event),
             "seq": event.seq,
             "kind": data["kind"],
             "system": data["system"],

@@ -77,3 +77,66 @@ def test_a_rollback_takes_queued_writes_back(users):
         except RuntimeError:
             pass
     assert _keys() == ["kept"]
+
+
+def _campaign(users):
+    from campaign import services
+
+    return services.create_campaign(name="Queued", system="cofd", created_by=users["gm"])
+
+
+def test_an_append_goes_with_the_commit_in_one_statement_with_the_rows_that_refer_to_it(users):
+    """The event, the head, a row naming the event's id and a key's answer: one statement, sent
+    with the COMMIT; the event's id reaches the event and the row once it has run."""
+    from django.test.utils import CaptureQueriesContext
+
+    from eventlog.models import Event
+    from eventlog.projections import event_id
+    from eventlog.stream import append_event, lock_stream
+
+    campaign = _campaign(users)
+    ids = []
+    with CaptureQueriesContext(connection) as captured, transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        event = append_event(campaign=locked, type="check.reset", payload={}, actor_id=None)
+        reference = event_id(event)
+        assert event.pk is None and isinstance(reference, commit.PendingEvent)  # not sent yet
+        commit.write(
+            connection,
+            "INSERT INTO campaign_idempotentrequest "
+            "(user_id, campaign_id, key, fingerprint, status, body, created_at) "
+            "VALUES (%s, 0, %s, 'f', %s, '{}', %s) RETURNING id",
+            (users["alice"].pk, "answer", 201, timezone.now()),
+            lambda row: ids.append(row[0]),
+        )
+    sent = [q["sql"] for q in captured.captured_queries if q.get("with_commit")]
+    assert len(sent) == 1 and sent[0].startswith("WITH e AS (INSERT INTO campaign_event")
+    stored = Event.objects.get(campaign=campaign, seq=event.seq)
+    assert event.pk == stored.pk and stored.hash == event.hash
+    assert ids == [IdempotentRequest.objects.get(key="answer").pk]
+    campaign.refresh_from_db()
+    assert (campaign.head_seq, campaign.head_hash) == (event.seq, event.hash)
+
+
+def test_a_queued_append_whose_head_moved_fails_the_commit_and_writes_nothing(users):
+    """The head's guard is inside the statement: the COMMIT it rides with is refused, not
+    answered after the event went in."""
+    from django.db import DataError
+
+    from eventlog.models import Event
+    from eventlog.recorders import recorder
+    from eventlog.stream import lock_stream
+
+    campaign = _campaign(users)
+    before = list(Event.objects.filter(campaign=campaign).values_list("seq", flat=True))
+    with pytest.raises(DataError, match="stream head moved"), transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        forged = Event.objects.filter(campaign=campaign).order_by("-seq").first()
+        forged.pk, forged.seq = None, locked.head_seq + 1
+        forged.hash, forged.payload_text = "f" * 64, None
+        recorder().append_later([forged], expected_seq=locked.head_seq - 1)  # not the head
+        _answer(users["alice"], "lost")
+    assert list(Event.objects.filter(campaign=campaign).values_list("seq", flat=True)) == before
+    assert _keys() == []
+    campaign.refresh_from_db()
+    assert campaign.head_seq == before[-1]
