@@ -19,22 +19,54 @@ def membership_of(campaign: Campaign | int, user: User | None) -> Membership | N
     return Membership.objects.filter(campaign_id=campaign_id, user_id=user.pk).first()
 
 
+# Set on a user read with their token: (campaign id, `member_with_campaign`'s answer), read in the
+# same statement (accounts/authentication.py), so the request does not ask again.
+_READ_WITH_TOKEN = "_member_read_with_token"
+
+
 def member_with_campaign(campaign_id: int, user: User | None) -> tuple[Campaign, Membership] | None:
     """The campaign and the user's membership of it, in one hand-written query (every API
-    request about a campaign asks it); None for a non-member."""
+    request about a campaign asks it; with a token, the token's query asked it already); None
+    for a non-member."""
     if user is None or not user.is_authenticated:
         return None
-    width = rows.width(Membership)
+    read = getattr(user, _READ_WITH_TOKEN, None)
+    if read is not None and read[0] == campaign_id:
+        return read[1]
     found = rows.fetchone(
-        f"SELECT {rows.columns(Membership, 'm')}, {rows.columns(Campaign, 'c')} "
-        f"FROM {Membership._meta.db_table} m JOIN {Campaign._meta.db_table} c "
-        "ON c.id = m.campaign_id WHERE m.campaign_id = %s AND m.user_id = %s",
+        f"SELECT {member_columns()} FROM {Membership._meta.db_table} m "
+        f"JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id "
+        "WHERE m.campaign_id = %s AND m.user_id = %s",
         (campaign_id, user.pk),
     )
-    if found is None:
+    return None if found is None else _member(found)
+
+
+def member_columns() -> str:
+    """The columns `member_with_campaign` reads: the membership ``m`` and its campaign ``c``."""
+    return f"{rows.columns(Membership, 'm')}, {rows.columns(Campaign, 'c')}"
+
+
+def member_join(user: str) -> str:
+    """`member_columns`' tables LEFT JOINed to a query's user ``user`` (one parameter: the
+    campaign id), for a query that reads the user anyway."""
+    return (
+        f"LEFT JOIN {Membership._meta.db_table} m ON m.user_id = {user}.id AND m.campaign_id = %s "
+        f"LEFT JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id"
+    )
+
+
+def remember_member(user: AbstractBaseUser, campaign_id: int, values: tuple) -> None:
+    """Keep what a `member_join` read for ``user`` (the `member_columns` values)."""
+    setattr(user, _READ_WITH_TOKEN, (campaign_id, _member(values)))
+
+
+def _member(values: tuple) -> tuple[Campaign, Membership] | None:
+    width = rows.width(Membership)
+    membership = rows.instance(Membership, values[:width])
+    if membership is None:
         return None
-    membership = rows.instance(Membership, found[:width])
-    campaign = rows.instance(Campaign, found[width:])
+    campaign = rows.instance(Campaign, values[width:])
     membership.campaign = campaign
     return campaign, membership
 
