@@ -3,10 +3,13 @@
     .venv/bin/python bench/check_path.py [--quick] [--duration 8] [--writers 8]
                                          [--database-url postgres://…]
 
-The floor is what any check must cost at least: raw psycopg on one connection, lock the
-campaign's head (SELECT … FOR UPDATE), INSERT an event with a check's payload, UPDATE the head,
-COMMIT. A check is the project's whole request path, run in-process through Django's WSGI
-handler (`django.test.Client`: middleware, token authentication, DRF, the service, the
+Two floors, as issue #17 defines them. The floor is what any check must cost at least: raw
+psycopg on one connection, lock the campaign's head (SELECT … FOR UPDATE), INSERT an event with a
+check's payload, UPDATE the head, COMMIT. The view floor is the same statements in a plain Django
+view behind the project's whole middleware stack, requested the same way as a check: the issue's
+"Django view + raw psycopg", the baseline the check's ratios (and `make bench`'s table) are
+given against. A check is the project's whole request path, run in-process through Django's
+WSGI handler (`django.test.Client`: middleware, token authentication, DRF, the service, the
 recorder, the answer and the live broadcast rendered after commit), with an Idempotency-Key and
 a client seed as the pages send them, server dice, on the production settings (the connection
 pool of DB_POOL_MAX_SIZE, prepared statements) — only the write throttle is lifted and the
@@ -14,13 +17,15 @@ channel layer is in memory (REDIS_URL unset). No HTTP server is in the loop: ben
 measures that.
 
 Each side runs in its own processes (never this one): first one writer alone (CPU per check:
-the process's CPU time over the checks it made; statements per check, counted by Django), then
-`--writers` writers at once on one campaign (checks/s, and the lock hold: from the moment the
-lock statement returns to the end of COMMIT, p50 and p99), then the same writers over 50
-campaigns (checks/s), then paced at half that rate (latency p50 and p99: a server that is not
-saturated). Printed: each figure beside the floor's and the ratio, with the load average (the
-machine is shared: read the ratios). PostgreSQL's own CPU per check is read from /proc for the
-server processes each writer's statements ran in (the database is on this machine).
+the process's CPU time over the checks it made; statements per check, counted by Django up to
+the COMMIT), then `--writers` writers at once on one campaign (checks/s, and the lock hold: from
+the moment the lock statement returns to the end of COMMIT, p50 and p99), then the same writers
+over 50 campaigns (checks/s), then paced at half that rate (latency p50 and p99: a server that
+is not saturated), then bursts: every writer at the same moment on one campaign, four times a
+second (latency p99). Printed: each figure beside both floors and the ratios, with the load
+average (the machine is shared: read the ratios). PostgreSQL's own CPU per check is read from
+/proc for the server processes each writer's statements ran in (the database is on this
+machine).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "tablecheck_bench_check"
+BURST_EVERY = 0.25  # seconds between the bursts of the burst phase
 SPREAD = 50  # campaigns the spread phases write to (the issue's "clients over 50 campaigns")
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -119,9 +125,10 @@ def worker(
     interval: float = 0.0,
 ):
     """Run checks (or floor appends) until `duration` has passed, back to back or one every
-    ``interval`` seconds; ``mode`` ends in "-spread" to rotate over the 50 campaigns."""
-    mode, _, spread = mode.partition("-")
-    if spread:
+    ``interval`` seconds; ``mode`` ends in "-spread" to rotate over the 50 campaigns, or in
+    "-burst" for writers that start each interval together (a burst on one campaign)."""
+    mode, _, variant = mode.partition("-")
+    if variant == "spread":
         setup = {**setup, "rotate": True}
     holds: list[float] = []
     statements: list[int] = []
@@ -129,6 +136,8 @@ def worker(
     backends: set[int] = set()  # the PostgreSQL server processes this worker's statements ran in
     if mode == "floor":
         run = _floor_runner(setup, holds, backends)
+    elif mode == "viewfloor":
+        run = _view_floor_runner(setup, holds, backends)
     else:
         run = _check_runner(setup, holds, statements, count_statements, backends)
     run()  # warm: imports, first-use reads, prepared statements
@@ -139,19 +148,18 @@ def worker(
     cpu0, began = time.process_time(), time.perf_counter()
     done = 0
     # Paced writers start at random points of their interval: in step, they would arrive as
-    # bursts of all writers at once, which is not what "half the rate" means.
-    next_start = began + (random.uniform(0, interval) if interval else 0.0)
-    if interval:
-        time.sleep(next_start - began)
+    # bursts of all writers at once, which is not what "half the rate" means. Bursts are that:
+    # every writer fires at the same wall-clock moments (shared by the processes).
+    next_at = start_at + (random.uniform(0, interval) if variant != "burst" else 0.0)
     while time.perf_counter() - began < duration:
         if interval:
-            next_start += interval
+            if (delay := next_at - time.time()) > 0:
+                time.sleep(delay)
+            next_at += interval
         t0 = time.perf_counter()
         run()
         latencies.append(time.perf_counter() - t0)
         done += 1
-        if interval and (delay := next_start - time.perf_counter()) > 0:
-            time.sleep(delay)
     print(
         json.dumps(
             {
@@ -218,7 +226,9 @@ def _check_runner(
         if count_statements:
             with CaptureQueriesContext(connection) as captured:
                 answer = _post()
-            statements.append(len(captured.captured_queries))
+            sqls = [query["sql"].upper() for query in captured.captured_queries]
+            # Up to the COMMIT: the broadcast's read after it is not the check's transaction.
+            statements.append(next(i for i, sql in enumerate(sqls) if sql == "COMMIT") + 1)
         else:
             answer = _post()
         if answer.status_code != 201:
@@ -237,19 +247,76 @@ def _check_runner(
 
 
 def _floor_runner(setup: dict, holds: list, backends: set):
-    import hashlib
-
     import psycopg
 
     connection = psycopg.connect(os.environ["DATABASE_URL"])
     backends.add(connection.info.backend_pid)
     floors = setup["floor_spread"] if setup.get("rotate") else [setup["floor"]]
     campaigns = itertools.cycle(random.sample(floors, len(floors)))
-    payload = json.dumps(setup["payload"], sort_keys=True, separators=(",", ":"))
+    floor = _floor_statements(setup)
 
     def one() -> None:
-        campaign = next(campaigns)
-        with connection.cursor() as cursor:
+        locked = floor(connection, next(campaigns))
+        connection.commit()
+        holds.append(time.perf_counter() - locked)
+
+    return one
+
+
+def _view_floor_runner(setup: dict, holds: list, backends: set):
+    """The issue's floor: the same raw psycopg statements, in a plain Django view behind the
+    project's whole middleware stack, requested through the same handler as a check (a POST
+    with a JSON body, answered 201 with a small JSON document)."""
+    import types
+
+    _django()
+    from django.conf import settings
+    from django.db import connection
+    from django.http import HttpResponse
+    from django.test import Client
+    from django.urls import clear_url_caches, path
+    from django.views.decorators.csrf import csrf_exempt
+
+    floors = setup["floor_spread"] if setup.get("rotate") else [setup["floor"]]
+    campaigns = itertools.cycle(random.sample(floors, len(floors)))
+    floor = _floor_statements(setup)
+
+    @csrf_exempt
+    def view(request, campaign_id: int):
+        json.loads(request.body)
+        connection.ensure_connection()
+        raw = connection.connection
+        backends.add(raw.info.backend_pid)
+        with raw.transaction():
+            locked = floor(raw, campaign_id)
+        holds.append(time.perf_counter() - locked)
+        return HttpResponse(b'{"seq": 1}', content_type="application/json", status=201)
+
+    urls = types.ModuleType("check_path_floor_urls")
+    urls.urlpatterns = [path("floor/<int:campaign_id>/", view)]
+    sys.modules[urls.__name__] = urls
+    settings.ROOT_URLCONF = urls.__name__
+    clear_url_caches()
+    client = Client()
+    body = json.dumps(setup["body"])
+
+    def one() -> None:
+        answer = client.post(f"/floor/{next(campaigns)}/", body, content_type="application/json")
+        if answer.status_code != 201:
+            raise SystemExit(f"floor view answered {answer.status_code}")
+
+    return one
+
+
+def _floor_statements(setup: dict):
+    """Lock the head, INSERT the event, UPDATE the head, on a psycopg connection in a
+    transaction (the caller commits); returns when the lock was taken."""
+    import hashlib
+
+    payload = json.dumps(setup["payload"], sort_keys=True, separators=(",", ":"))
+
+    def run(raw, campaign: int) -> None:
+        with raw.cursor() as cursor:
             cursor.execute(
                 "SELECT head_seq, head_hash FROM campaign_campaign WHERE id = %s FOR UPDATE",
                 (campaign,),
@@ -270,10 +337,9 @@ def _floor_runner(setup: dict, holds: list, backends: set):
                 (seq + 1, digest, campaign),
                 prepare=True,
             )
-        connection.commit()
-        holds.append(time.perf_counter() - locked)
+        return locked
 
-    return one
+    return run
 
 
 # --- the driver (this process touches no database but to create and drop the bench's own) ------
@@ -386,7 +452,7 @@ def main() -> int:
         env = _env(url)
         setup = _run(env, "--prepare")
         figures = {}
-        for mode in ("floor", "check"):
+        for mode in ("floor", "viewfloor", "check"):
             alone = phase(env, setup, mode, 1, duration, statements=False)
             counted = phase(env, setup, mode, 1, min(duration, 2.0), statements=mode == "check")
             crowd = phase(env, setup, mode, args.writers, duration, statements=False)
@@ -394,53 +460,55 @@ def main() -> int:
             # Half that rate, paced: the latency a table feels when the server is not saturated.
             interval = 2 * args.writers / spread["per_s"]
             half = phase(env, setup, f"{mode}-spread", args.writers, duration, False, interval)
-            figures[mode] = (alone, counted, crowd, spread, half)
+            # All writers at once on one campaign, every BURST_INTERVAL seconds.
+            burst = phase(env, setup, f"{mode}-burst", args.writers, duration, False, BURST_EVERY)
+            figures[mode] = (alone, counted, crowd, spread, half, burst)
     finally:
         admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
 
-    (f_alone, _, f_crowd, f_spread, f_half) = figures["floor"]
-    (c_alone, c_counted, c_crowd, c_spread, c_half) = figures["check"]
     load = os.getloadavg()
+
+    def row(label: str, unit: str, pick) -> tuple:
+        return (label, unit, *(pick(*figures[mode]) for mode in ("check", "viewfloor", "floor")))
+
+    w = args.writers
     rows = [
-        ("CPU per check, one writer (client process)", "ms", c_alone["cpu_ms"], f_alone["cpu_ms"]),
-        (
-            "PostgreSQL's CPU per check, one writer",
-            "ms",
-            c_alone["pg_cpu_ms"],
-            f_alone["pg_cpu_ms"],
-        ),
-        (
+        row("CPU per check, one writer (client process)", "ms", lambda a, *_: a["cpu_ms"]),
+        row("PostgreSQL's CPU per check, one writer", "ms", lambda a, *_: a["pg_cpu_ms"]),
+        row(
             "total CPU per check (client + PostgreSQL)",
             "ms",
-            c_alone["cpu_ms"] + c_alone["pg_cpu_ms"],
-            f_alone["cpu_ms"] + f_alone["pg_cpu_ms"],
+            lambda a, *_: a["cpu_ms"] + a["pg_cpu_ms"],
         ),
-        ("checks/s, one writer", "/s", c_alone["per_s"], f_alone["per_s"]),
-        (
-            f"checks/s, {args.writers} writers on one campaign",
-            "/s",
-            c_crowd["per_s"],
-            f_crowd["per_s"],
-        ),
-        (f"lock hold p50, {args.writers} writers", "ms", c_crowd["hold_p50"], f_crowd["hold_p50"]),
-        (f"lock hold p99, {args.writers} writers", "ms", c_crowd["hold_p99"], f_crowd["hold_p99"]),
-        (f"latency p99, {args.writers} writers", "ms", c_crowd["p99"], f_crowd["p99"]),
-        ("lock hold p50, one writer", "ms", c_alone["hold_p50"], f_alone["hold_p50"]),
-        (
-            f"checks/s, {args.writers} writers over {SPREAD} campaigns",
-            "/s",
-            c_spread["per_s"],
-            f_spread["per_s"],
-        ),
-        (f"latency p99, {SPREAD} campaigns at half that rate", "ms", c_half["p99"], f_half["p99"]),
-        (f"latency p50, {SPREAD} campaigns at half that rate", "ms", c_half["p50"], f_half["p50"]),
-        ("SQL statements per check (incl. BEGIN/COMMIT)", "", c_counted["statements"], 5),
+        row("checks/s, one writer", "/s", lambda a, *_: a["per_s"]),
+        row(f"checks/s, {w} writers on one campaign", "/s", lambda a, c, w_, *_: w_["per_s"]),
+        row(f"lock hold p50, {w} writers", "ms", lambda a, c, w_, *_: w_["hold_p50"]),
+        row(f"lock hold p99, {w} writers", "ms", lambda a, c, w_, *_: w_["hold_p99"]),
+        row(f"latency p99, {w} writers on one campaign", "ms", lambda a, c, w_, *_: w_["p99"]),
+        row("lock hold p50, one writer", "ms", lambda a, *_: a["hold_p50"]),
+        row(f"checks/s, {w} writers over {SPREAD} campaigns", "/s", lambda *f: f[3]["per_s"]),
+        row(f"latency p99, {SPREAD} campaigns at half that rate", "ms", lambda *f: f[4]["p99"]),
+        row(f"latency p50, {SPREAD} campaigns at half that rate", "ms", lambda *f: f[4]["p50"]),
+        row(f"latency p99, bursts of {w} at once, one campaign", "ms", lambda *f: f[5]["p99"]),
     ]
+    statements = figures["check"][1]["statements"]
     print(f"\ncheck path on PostgreSQL; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    print(f"  {'figure':<48}{'check':>10}{'floor':>10}{'ratio':>8}")
-    for label, unit, check, floor in rows:
-        print(f"  {label:<48}{check:>10.2f}{floor:>10.2f}{check / floor:>8.2f}  {unit}")
-        record(f"check path: {label}", check, unit or "statements", floor, "baseline: the floor")
+    print("  view floor: the floor's statements in a plain Django view behind the middleware")
+    print(f"  {'figure':<48}{'check':>9}{'view fl.':>9}{'ratio':>7}{'floor':>9}{'ratio':>7}")
+    for label, unit, check, view_floor, floor in rows:
+        print(
+            f"  {label:<48}{check:>9.2f}{view_floor:>9.2f}{check / view_floor:>7.2f}"
+            f"{floor:>9.2f}{check / floor:>7.2f}  {unit}"
+        )
+        record(
+            f"check path: {label}",
+            check,
+            unit,
+            view_floor,
+            "baseline: the floor's statements in a plain Django view",
+        )
+    print(f"  {'SQL statements per check, up to its COMMIT':<48}{statements:>9.0f}{5:>9}")
+    record("check path: SQL statements per check", statements, "statements", 5, "the floor's")
     return 0
 
 
