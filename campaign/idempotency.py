@@ -9,6 +9,7 @@ and its retry is simply tried again. Keys older than IDEMPOTENCY_KEY_HOURS are f
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -20,6 +21,8 @@ from typing import Any, TypeVar
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from psycopg.types.json import Jsonb
+from rest_framework.utils.encoders import JSONEncoder
 
 from campaign.errors import DomainError, InvalidInput
 from campaign.models import IdempotentRequest
@@ -113,10 +116,21 @@ def record(scope: Scope, answer: Answer) -> None:
         f"VALUES ({', '.join(['%s'] * len(fields))})"
     )
     params = [
-        f.get_db_prep_save(value, connection)
-        for f, value in zip(fields, values.values(), strict=True)
+        _json_body(value) if name == "body" else f.get_db_prep_save(value, connection)
+        for f, (name, value) in zip(fields, values.items(), strict=True)
     ]
     commit.write(connection, sql, params, None)
+
+
+def _json_body(body: Any) -> Any:
+    """The answer's body as the column takes it, encoded once, as the API renders it (UUIDs,
+    times and decimals as DRF's encoder writes them)."""
+    if connection.vendor == "postgresql":
+        return Jsonb(body, dumps=_encode)
+    return _encode(body)  # SQLite keeps JSON as its text
+
+
+_encode = functools.partial(json.dumps, cls=JSONEncoder)
 
 
 # True while `once` runs an attempt: the write is the whole transaction, and a refusal rolls all

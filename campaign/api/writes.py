@@ -4,13 +4,11 @@ retries get the first answer again, marked `Idempotent-Replayed: true`."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from campaign import idempotency
@@ -44,7 +42,7 @@ class WriteView(APIView):
         self._scope = None
         response = super().dispatch(request, *args, **kwargs)
         if self._scope is not None:  # not replayed, not refused before the handler ran
-            answer = idempotency.Answer(response.status_code, _plain(response.data))
+            answer = idempotency.Answer(response.status_code, response.data)
             idempotency.record(self._scope, answer)
         return response
 
@@ -69,8 +67,3 @@ class WriteView(APIView):
                 exc.answer.body, status=exc.answer.status, headers={"Idempotent-Replayed": "true"}
             )
         return super().handle_exception(exc)
-
-
-def _plain(data: Any) -> Any:
-    """Response data as stored JSON (dates, UUIDs and decimals as the API renders them)."""
-    return json.loads(json.dumps(data, cls=JSONEncoder))
