@@ -3,8 +3,9 @@ of single, multiple-action and opposed checks."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from uuid import UUID
 
@@ -32,8 +33,9 @@ from rolls.checks.requests import (
     find_character,
     parse_uuid,
 )
-from rolls.models import Check
+from rolls.models import Check, RuleUse
 from rolls.reads.known import failed_attempts, free_botch_available
+from rolls.reads.visibility import Facts
 from rolls.rules import compare, option
 from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, storyteller
 
@@ -51,6 +53,26 @@ class Table:
     chapter_id: UUID | None
     character: Character | None
     asked: Any = None
+    # The character's intentional dramatic failures in the open chapter and the open scene, as
+    # `eligibility.Now` keeps them: the answer's offers on a failed CofD roll then read nothing
+    # under the lock (a read there would send the queued append on a round trip of its own).
+    dramatic_failures: dict[tuple[UUID, UUID], list[Facts]] = field(default_factory=dict)
+
+
+def _taken_in(period: str) -> str:
+    """The character ``c``'s intentional dramatic failures counted against ``period`` (an open
+    chapter or scene's alias), as one JSON array of [visibility, revealed, audience]."""
+    uses, checks = RuleUse._meta.db_table, Check._meta.db_table
+    if connection.vendor == "postgresql":
+        facts = "json_agg(json_build_array(k.visibility, k.revealed, k.audience))::text"
+    else:
+        facts = "json_group_array(json_array(k.visibility, k.revealed, json(k.audience)))"
+    return (
+        f"(SELECT {facts} FROM {uses} u JOIN {checks} k "
+        "ON k.campaign_id = u.campaign_id AND k.seq = u.check_seq "
+        "WHERE u.campaign_id = cc.id AND u.rule = 'intentional_dramatic_failure' "
+        f"AND u.period_id = {period}.id AND u.character_id = c.id)"
+    )
 
 
 def _table_sql(campaign_from: str) -> str:
@@ -59,7 +81,8 @@ def _table_sql(campaign_from: str) -> str:
         f"SELECT {columns(Session, 's')}, sec.seed, "
         f"(SELECT count(*) FROM {Check._meta.db_table} k "
         " WHERE k.campaign_id = cc.id AND k.session_id = s.id), "
-        f"sc.id, ch.id, {columns(Character, 'c')} {campaign_from} "
+        f"sc.id, ch.id, {_taken_in('ch')}, {_taken_in('sc')}, "
+        f"{columns(Character, 'c')} {campaign_from} "
         f"LEFT JOIN {Session._meta.db_table} s ON s.campaign_id = cc.id AND s.ended_seq IS NULL "
         f"LEFT JOIN {SessionSecret._meta.db_table} sec ON sec.session_id = s.id "
         f"LEFT JOIN {Scene._meta.db_table} sc ON sc.campaign_id = cc.id AND sc.ended_seq IS NULL "
@@ -71,16 +94,28 @@ def _table_sql(campaign_from: str) -> str:
 
 def _table(row: Sequence[Any], asked: Any) -> Table:
     n = width(Session)
-    seed, key_index, scene_id, chapter_id = row[n : n + 4]
+    seed, key_index, scene_id, chapter_id, in_chapter, in_scene = row[n : n + 6]
     uuid_of = Scene._meta.pk.to_python
+    scene_id = None if scene_id is None else uuid_of(scene_id)
+    chapter_id = None if chapter_id is None else uuid_of(chapter_id)
+    character = instance(Character, row[n + 6 :])
+    taken = {}
+    if character is not None:
+        for period_id, facts in ((chapter_id, in_chapter), (scene_id, in_scene)):
+            if period_id is not None:
+                taken[(period_id, character.pk)] = [
+                    Facts(visibility, bool(revealed), audience)
+                    for visibility, revealed, audience in json.loads(facts or "[]")
+                ]
     return Table(
         session=instance(Session, row[:n]),
         seed=None if seed is None else bytes(seed),
         key_index=key_index or 0,
-        scene_id=None if scene_id is None else uuid_of(scene_id),
-        chapter_id=None if chapter_id is None else uuid_of(chapter_id),
-        character=instance(Character, row[n + 4 :]),
+        scene_id=scene_id,
+        chapter_id=chapter_id,
+        character=character,
         asked=asked,
+        dramatic_failures=taken,
     )
 
 

@@ -260,7 +260,9 @@ def _check_roll(
     check.campaign, check.event = campaign, event
     unchanged = not any(r.get("willpower_spent") or r.get("beats_awarded") for r in rolls)
     check.now = eligibility.Now(
-        campaign, _characters={character.pk: character} if character and unchanged else {}
+        campaign,
+        _characters={character.pk: character} if character and unchanged else {},
+        _dramatic_failures=dict(table.dramatic_failures),
     )
     return check
 

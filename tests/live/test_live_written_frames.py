@@ -138,15 +138,16 @@ def test_members_who_came_or_went_after_the_roll_see_what_a_fresh_read_shows(
 
 
 @pytest.mark.django_db
-def test_a_check_written_without_an_answer_reads_its_offers_once(table):
+def test_a_check_written_without_an_answer_reads_no_offers_again(table):
     """A service called outside the API (a command, the socket) leaves no answer's reading: the
-    frames read the dramatic failures taken themselves, once for every class of viewer."""
+    frames take the dramatic failures taken from the check's own read of its table (under the
+    lock), for every class of viewer, and read only the roster."""
     check = services.check_roll(
         campaign=table.campaign, actor=table.users["alice"], request=table.roll("alice")
     )
     with CaptureQueriesContext(connection) as captured:
         pairs = messages_for(check.event)
-    assert len(captured) == PUBLISH_STATEMENTS + 1, _listing(captured)
+    assert len(captured) == PUBLISH_STATEMENTS, _listing(captured)
     fresh = messages_for(Event.objects.get(campaign=table.campaign, seq=check.seq))
     assert _parsed(pairs) == _parsed(fresh)
 
@@ -162,8 +163,9 @@ def _listing(captured: CaptureQueriesContext) -> str:
 def test_publishing_a_checks_frames_costs_a_fixed_number_of_statements(table, roller, faces, key):
     """Through the API, as the pages roll (with an Idempotency-Key, the answer is presented
     inside the write's transaction; without one, after it): from the write's facts, a failure's
-    offers read the dramatic failures taken once for the answer and the frames together, and the
-    frames read only the roster besides. A change that adds a statement fails here."""
+    offers take the dramatic failures taken from the table read under the lock (for the answer
+    and the frames together), and the frames read only the roster besides. A change that adds a
+    statement fails here."""
     client = APIClient(HTTP_ACCEPT_LANGUAGE="en")
     client.credentials(HTTP_AUTHORIZATION=f"Token {table.tokens[roller]}")
     body = {**table.roll(roller, faces=faces), "client_seed": "5eed" * 8}
@@ -177,8 +179,7 @@ def test_publishing_a_checks_frames_costs_a_fixed_number_of_statements(table, ro
     written = next(i for i, sql in enumerate(statements) if _inserts_the_check(sql))
     commit = next(i for i, sql in enumerate(statements) if sql.upper().startswith("COMMIT"))
     reads = [sql for sql in statements[written:] if sql.lstrip().upper().startswith("SELECT")]
-    offers = 1 if faces == FAILURE else 0  # the dramatic failures taken this chapter
-    assert len(reads) == PUBLISH_STATEMENTS + offers, "\n".join(reads)
+    assert len(reads) == PUBLISH_STATEMENTS, "\n".join(reads)
     if key:  # the answer read under the lock what the frames use after COMMIT
         assert len(statements[commit + 1 :]) == PUBLISH_STATEMENTS, _listing(captured)
     kinds = [offer["kind"] for offer in answer.json()["follow_ups"]]

@@ -71,3 +71,37 @@ def test_fortune_on_a_roll_made_while_fortune_dice_were_off_says_so(table):
     assert "off in this campaign" in str(body)
     assert t.character("alice").resources["fortune"] == 6
     assert first_roll(t.get("alice", f"checks/{fresh['seq']}/"))["result"]["total"] == 10
+
+
+def _kinds(shown: dict) -> list[str]:
+    return [offer["kind"] for offer in shown["follow_ups"]]
+
+
+@pytest.mark.parametrize("mode", ["per_chapter", "per_scene"])
+def test_the_answer_offers_a_dramatic_failure_only_while_the_period_allows_it(table, users, mode):
+    """The answer's offers take the dramatic failures taken from the check's own read of its
+    table under the lock; they must say what a fresh read of the same roll says, for the roller
+    and the GM, after a dramatic failure open or hidden."""
+    from campaign import services
+
+    t = table("cofd", intentional_dramatic_failure=mode)
+    if mode == "per_scene":
+        services.start_scene(campaign=t.campaign, actor=users["gm"], title="The gate")
+    failure = {"traits": ["Wits"], "faces": [2, 3, 4]}
+    first = t.roll("alice", **failure)
+    assert _kinds(first) == ["dramatic_failure"]
+    t.post("alice", f"checks/{first['seq']}/dramatic-failure/", expect=200)
+    second = t.roll("alice", **failure)
+    assert _kinds(second) == []  # taken this chapter / scene
+    assert second["follow_ups"] == t.get("alice", f"checks/{second['seq']}/")["follow_ups"]
+    others = t.roll("boris", **failure)  # another character's allowance is their own
+    assert _kinds(others) == ["dramatic_failure"]
+    # The GM's blind roll for boris, turned into a dramatic failure: boris's next answer offers
+    # what boris may know, as a fresh read of it does.
+    blind = t.roll("gm", character=str(t.characters["boris"].pk), visibility="blind", **failure)
+    t.post("gm", f"checks/{blind['seq']}/dramatic-failure/", expect=200)
+    after = t.roll("boris", **failure)
+    assert after["follow_ups"] == t.get("boris", f"checks/{after['seq']}/")["follow_ups"]
+    gm_view = t.roll("gm", character=str(t.characters["boris"].pk), **failure)
+    assert _kinds(gm_view) == []  # the GM knows boris took it
+    assert gm_view["follow_ups"] == t.get("gm", f"checks/{gm_view['seq']}/")["follow_ups"]
