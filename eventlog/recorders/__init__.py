@@ -4,8 +4,8 @@ per database backend (`postgres`, `sqlite`), shaped like the `eventsourcing` lib
 The services decide; the recorder writes. `eventlog.stream.append_event` hands it the events it
 has chained (unsaved `Event`s, used as plain values), and the recorder inserts the rows and moves
 the stream head in as few round trips as its backend allows, refusing (`HeadMoved`) when the head
-is not where the caller's lock left it. Reading (`read`, `rows`) returns stored events without
-building ORM querysets. The columns are the `Event` model's (a column added to the model is
+is not where the caller's lock left it. Reading (`rows`, `page`, `replay_rows`) returns stored
+events without building ORM querysets. The columns are the `Event` model's (a column added to the model is
 written and read without touching the recorders). Everything off the hot path keeps using the
 `Event` model.
 
@@ -81,15 +81,9 @@ class Recorder(Protocol):
         """`append` for a stream this transaction has locked, sent with the COMMIT where the
         backend can (eventlog/commit.py); sets each event's ``pk`` once it is known."""
 
-    def read(self, campaign_id: int, *, after: int = 0, limit: int | None = None) -> list[Any]:
-        """The campaign's events with seq > ``after``, oldest first, as `Event`s built from the
-        rows (no queryset)."""
-
     def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
-        """The same as tuples of the model's stored values, streamed in batches."""
-
-    def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
-        """`rows` as `Recorded` events (a replay): no queryset, no model instance."""
+        """The campaign's events with seq > ``after``, oldest first, as tuples of the model's
+        stored values (`Recorded` takes them as attributes), streamed in batches."""
 
     def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         """The rows of a hand-written read (``%s`` placeholders), prepared where the backend

@@ -161,26 +161,6 @@ class PostgresRecorder:
                 return
             after = rows[-1][seq_at]
 
-    def read(self, campaign_id: int, *, after: int = 0, limit: int | None = None) -> list[Any]:
-        from eventlog.models import Event
-
-        sql = select_sql(limit is not None)
-        params = (campaign_id, after) if limit is None else (campaign_id, after, limit)
-        at, loads = _payload_index(), json.loads
-        began = time.monotonic()
-        with self._cursor() as cursor:
-            cursor.execute(sql, params, prepare=True)
-            rows = cursor.fetchall()
-        logged(self.connection, sql, began)
-        return [
-            Event.from_db("default", None, (*row[:at], loads(row[at]), *row[at + 1 :]))
-            for row in rows
-        ]
-
-    def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
-        for row in self.rows(campaign_id, after=after, batch=batch):
-            yield Recorded(row)
-
     def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         """A hand-written read as a prepared statement: planned once per connection (for the
         hot path's joins, planning cost the server more than running them)."""

@@ -110,18 +110,6 @@ class SqliteRecorder:
                 return
             after = rows[-1][2]
 
-    def read(self, campaign_id: int, *, after: int = 0, limit: int | None = None) -> list[Any]:
-        from eventlog.models import Event
-
-        sql = select_sql(limit is not None)
-        params = (campaign_id, after) if limit is None else (campaign_id, after, limit)
-        convert = stored.converter(Event)
-        return [Event.from_db("default", None, convert(row)) for row in self._fetch(sql, params)]
-
-    def events(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[Any]:
-        for row in self.rows(campaign_id, after=after, batch=batch):
-            yield Recorded(row)
-
     def replay_rows(
         self, campaign_id: int, *, after: int = 0, batch: int = 5000
     ) -> Iterator[tuple]:
