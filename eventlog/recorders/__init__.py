@@ -5,9 +5,9 @@ The services decide; the recorder writes. `eventlog.stream.append_event` hands i
 has chained (unsaved `Event`s, used as plain values), and the recorder inserts the rows and moves
 the stream head in as few round trips as its backend allows, refusing (`HeadMoved`) when the head
 is not where the caller's lock left it. Reading (`rows`, `page`, `replay_rows`) returns stored
-events without building ORM querysets. The columns are the `Event` model's (a column added to the model is
-written and read without touching the recorders). Everything off the hot path keeps using the
-`Event` model.
+events without building ORM querysets. The columns are the `Event` model's (a column added to
+the model is written and read without touching the recorders). Everything off the hot path keeps
+using the `Event` model.
 
 Statements a recorder runs on the raw driver connection are entered in Django's query log when it
 is on (DEBUG, or a test's CaptureQueriesContext), so statement counts see them like any other.
