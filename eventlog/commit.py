@@ -91,23 +91,30 @@ _HEAD_GUARD = (
 
 
 def _statements(queued: list[Queued | Append]) -> list[tuple[str, list[Any], Callable]]:
-    """The queue as statements: an append with every write after it, folded into one; writes
-    before any append each on their own."""
+    """The queue as statements: an append with the INSERTs queued after it, folded into one;
+    anything else on its own. Only INSERTs fold: the CTEs of one statement run on one snapshot
+    in no set order, so a write that reads or changes rows (an UPDATE, a DELETE) must not share
+    the append's statement."""
     statements = []
     index = 0
     while index < len(queued):
         item = queued[index]
+        index += 1
         if isinstance(item, Queued):
+            if any(isinstance(value, PendingEvent) for value in item.params):
+                raise RuntimeError("only an INSERT queued after the append may refer to its event")
             statements.append((item.sql, list(item.params), _handing(item.done)))
-            index += 1
             continue
         folded = []
-        index += 1
-        while index < len(queued) and isinstance(queued[index], Queued):
+        while index < len(queued) and _folds(queued[index]):
             folded.append(queued[index])
             index += 1
         statements.append(_fold(item, folded))
     return statements
+
+
+def _folds(item: Queued | Append) -> bool:
+    return isinstance(item, Queued) and item.sql.lstrip()[:7].upper() == "INSERT "
 
 
 def _handing(done: Done | None) -> Callable[[tuple | None], None]:

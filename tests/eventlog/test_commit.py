@@ -140,3 +140,26 @@ def test_a_queued_append_whose_head_moved_fails_the_commit_and_writes_nothing(us
     assert _keys() == []
     campaign.refresh_from_db()
     assert campaign.head_seq == before[-1]
+
+
+def test_only_inserts_join_the_appends_statement(users):
+    """CTEs of one statement share a snapshot and run in no set order: a queued UPDATE after an
+    append goes as a statement of its own (in the same pipeline), and sees the append's rows."""
+    from django.test.utils import CaptureQueriesContext
+
+    from eventlog.stream import append_event, lock_stream
+
+    campaign = _campaign(users)
+    with CaptureQueriesContext(connection) as captured, transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        event = append_event(campaign=locked, type="check.reset", payload={}, actor_id=None)
+        commit.write(
+            connection,
+            "UPDATE campaign_campaign SET name = 'Renamed' WHERE id = %s AND head_seq = %s",
+            (campaign.pk, event.seq),
+            None,
+        )
+    sent = [q["sql"] for q in captured.captured_queries if q.get("with_commit")]
+    assert len(sent) == 2 and sent[1].startswith("UPDATE campaign_campaign"), sent
+    campaign.refresh_from_db()
+    assert campaign.name == "Renamed"  # the UPDATE saw the head the append moved
