@@ -37,17 +37,18 @@ proxy:
 			echo "the deployment test needs nginx: sudo apt-get install nginx-light" >&2; exit 1; \
 		fi; }
 
-# What the browser tests inject into the pages (axe-core), as pinned by package-lock.json.
+# What the browser tests inject into the pages (axe-core), as pinned by package-lock.json. A
+# worktree's node_modules may be a link to another checkout's: npm ci would empty that one.
 node_modules: package.json package-lock.json
-	@command -v npm >/dev/null || { \
+	@if [ -L node_modules ]; then touch node_modules/; exit 0; fi; \
+	command -v npm >/dev/null || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 			(apt-get install -y -qq npm >/dev/null 2>&1 || \
 			 (apt-get update -qq && apt-get install -y -qq npm >/dev/null)); \
 		else \
 			echo "the accessibility tests need npm: sudo apt-get install npm" >&2; exit 1; \
-		fi; }
-	npm ci --no-audit --no-fund --loglevel=error
-	touch node_modules
+		fi; }; \
+	npm ci --no-audit --no-fund --loglevel=error && touch node_modules
 
 # One uvicorn process serves the pages, the API and the sockets: one command, no proxy. Production
 # serves the pages and the API from gunicorn behind nginx, beside uvicorn for the sockets
