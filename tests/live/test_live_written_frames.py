@@ -175,7 +175,12 @@ def test_publishing_a_checks_frames_costs_a_fixed_number_of_statements(table, ro
     with CaptureQueriesContext(connection) as captured:
         answer = client.post(url, body, format="json", **headers)
     assert answer.status_code == 201, answer.content
-    statements = [query["sql"] for query in captured.captured_queries]
+    # Not the check's: the webhook sender's look-up, at most every 30 s per process.
+    statements = [
+        query["sql"]
+        for query in captured.captured_queries
+        if "webhooks_webhook" not in query["sql"]
+    ]
     written = next(i for i, sql in enumerate(statements) if _inserts_the_check(sql))
     commit = next(i for i, sql in enumerate(statements) if sql.upper().startswith("COMMIT"))
     reads = [sql for sql in statements[written:] if sql.lstrip().upper().startswith("SELECT")]
