@@ -5,9 +5,13 @@ Origin: a handshake that carries one (browsers always do) must name the server's
 CSRF_TRUSTED_ORIGINS; a page on another port or scheme of the same host is another site.
 
 Who: a socket ticket (``?ticket=``, single use, a minute: POST /api/auth/socket-ticket/), else an
-``Authorization: Token <key>`` header (clients that can set headers), else the session cookie. A
-long-lived token in the URL is refused (it would end up in access logs): the user stays
-anonymous and the consumer closes with 4401.
+``Authorization: Token <key>`` header (clients that can set headers; read as the REST API reads
+it), else the session cookie. A long-lived token in the URL is refused (it would end up in access
+logs): the user stays anonymous and the consumer closes with 4401.
+
+The sign-in's database reads run on the event loop's thread pool, not on the one thread that
+Channels' database calls share by default (thread-sensitive: every socket of the process queues
+there, its writes included), so that sign-ins do not wait behind other sockets' work.
 """
 
 from __future__ import annotations
@@ -22,8 +26,9 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.http.request import split_domain_port, validate_host
-from rest_framework.authtoken.models import Token
+from rest_framework.exceptions import AuthenticationFailed
 
+from accounts.authentication import TokenAuthentication
 from accounts.tickets import spend_ticket
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -98,15 +103,22 @@ def _credentials(scope: dict[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-@database_sync_to_async
 def _user_for(kind: str, secret: str) -> Any:
     if kind == "ticket":
         return spend_ticket(secret) or AnonymousUser()
     if kind == "token":
-        token = Token.objects.select_related("user").filter(key=secret[:40]).first()
-        if token is not None and token.user.is_active:
-            return token.user
+        try:
+            user, _token = TokenAuthentication().authenticate_credentials(secret)
+        except AuthenticationFailed:
+            return AnonymousUser()
+        return user
     return AnonymousUser()
+
+
+_signed_in = database_sync_to_async(_user_for, thread_sensitive=False)
+# channels' get_user is that shared thread's; its function, off it (the session is this
+# connection's alone: nothing else reads it meanwhile).
+_session_user = database_sync_to_async(get_user.func, thread_sensitive=False)
 
 
 class TicketOrSessionAuthMiddleware(BaseMiddleware):
@@ -117,6 +129,6 @@ class TicketOrSessionAuthMiddleware(BaseMiddleware):
         scope = dict(scope)
         credentials = _credentials(scope)
         scope["user"] = await (
-            _user_for(*credentials) if credentials is not None else get_user(scope)
+            _signed_in(*credentials) if credentials is not None else _session_user(scope)
         )
         return await super().__call__(scope, receive, send)

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import json
+
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from campaign.models import (
     Campaign,
@@ -16,6 +19,8 @@ from campaign.models import (
     SessionSecret,
 )
 from eventlog.admin import ReadOnlyAdmin
+from rolls.admin import SeenByAdmin
+from rolls.reads.known import resources_for
 
 
 @admin.register(Campaign)
@@ -31,9 +36,21 @@ class MembershipAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Character)
-class CharacterAdmin(ReadOnlyAdmin):
+class CharacterAdmin(SeenByAdmin):
+    """A sheet's resources as the staff member may know them: what hidden rolls did to them (a
+    Beat, Fortune spent) is left out, as on the pages (`rolls.reads.known.resources_for`)."""
+
     list_display = ["name", "campaign", "owner", "updated_seq"]
     search_fields = ["name"]
+    lookup_fields = ("id", "campaign", "owner", "name")
+    fields = ["name", "campaign", "owner", "traits", "known_resources", "favourites"]
+    fields += ["created_seq", "updated_seq"]
+    readonly_fields = ["known_resources"]
+
+    @admin.display(description=_("resources"))
+    def known_resources(self, character: Character) -> str:
+        known = resources_for(character.viewer, [character])[str(character.pk)]
+        return json.dumps(known, ensure_ascii=False, sort_keys=True)
 
 
 @admin.register(Chapter, Session, Scene)
@@ -57,3 +74,7 @@ class IdempotentRequestAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "user", "campaign_id", "key", "status"]
     list_filter = ["status"]
     search_fields = ["key"]
+    lookup_fields = ("user", "campaign_id", "created_at")
+    # Not the answer itself: it is a roll as its requester was shown it (a GM's blind roll in
+    # full), which a staff member at another seat of the table may not see.
+    fields = ["created_at", "user", "campaign_id", "key", "status"]

@@ -6,9 +6,10 @@ Which codes an operation can answer follows from what runs before and around its
 for every view, so it is decided here once:
 - 400 everywhere: the middleware refuses a NUL in any query; bodies and query parameters are
   validated; a write's ``Idempotency-Key`` is checked.
-- 403 for operations that need a signed-in user (unauthenticated, a bad token, a CSRF failure
-  with the session cookie — DRF answers 403, not 401, because session authentication comes
-  first) and for campaign operations (the member's role may not allow it).
+- 401 with ``WWW-Authenticate: Token`` everywhere: a bad or revoked token is refused on any
+  operation, and operations that need a signed-in user refuse a request without credentials.
+- 403 for operations that need a signed-in user (a CSRF failure with the session cookie) and
+  for campaign operations (the member's role may not allow it).
 - 404 for operations with path parameters (a campaign you are not a member of is a 404).
 - 409 for writes in a campaign (the rules refuse: an allowance used, no open session…).
 - 413, 415 for operations that read a body; 429 for writes (WRITE_RATE) and sign-in (lockout).
@@ -52,7 +53,8 @@ ERROR_SCHEMA: dict[str, Any] = {
 
 DESCRIPTIONS = {
     "400": "Invalid request: the body names the fields and why",
-    "403": "Not signed in, or not allowed (the role, the character's owner)",
+    "401": "Not signed in (no credentials, or a bad or revoked token); see WWW-Authenticate",
+    "403": "Not allowed (the role, the character's owner), or the session's CSRF token missing",
     "404": "No such object, or a campaign you are not a member of",
     "409": "The rules or the table's state refuse it now",
     "413": "The body is larger than MAX_BODY_BYTES",
@@ -81,7 +83,7 @@ def json_body(schema: dict[str, Any]) -> dict[str, Any]:
 
 class AutoSchema(SpectacularAutoSchema):
     def error_statuses(self) -> list[str]:
-        codes = ["400", "503"]
+        codes = ["400", "401", "503"]
         public = any(isinstance(p, AllowAny) for p in self.view.get_permissions())
         in_campaign = "{campaign_id}" in self.path
         if not public or in_campaign:

@@ -247,9 +247,13 @@ LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 
 REST_FRAMEWORK = {
+    # Token first: DRF answers an unauthenticated request with the first class's challenge,
+    # so it is 401 with `WWW-Authenticate: Token` (session authentication has none: it would be
+    # 403). Without an Authorization header the token class steps aside and the pages' own
+    # fetches sign in by session, with their CSRF header checked as before.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "accounts.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",

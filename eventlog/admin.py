@@ -1,15 +1,22 @@
-"""The event log in the Django admin: visible, never editable. `ReadOnlyAdmin` is also what every
-read model projected from the log uses (changes go through the services, which append events)."""
+"""`ReadOnlyAdmin`: what the log and every read model projected from it use in the Django admin
+(changes go through the services, which append events). The Event's own admin is in
+rolls/admin.py: showing an event means asking who may see its roll."""
 
 from __future__ import annotations
 
 from django.contrib import admin
-
-from eventlog.models import Event
+from django.db.models.constants import LOOKUP_SEP
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    """Projections are rebuilt from the log; editing them here would make them lie."""
+    """Projections are rebuilt from the log; editing them here would make them lie.
+
+    The changelist filters on its `list_filter` fields and `lookup_fields` only: Django lets any
+    query-string lookup on a model's own columns through (``?payload__icontains=…``,
+    ``?key__startswith=a``), which would make the list an oracle for what a page does not show
+    (a hidden roll's payload, a token, an invite code)."""
+
+    lookup_fields: tuple[str, ...] = ()
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
@@ -20,14 +27,12 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
-
-@admin.register(Event)
-class EventAdmin(ReadOnlyAdmin):
-    list_display = ["campaign", "seq", "type", "actor", "visibility", "created_at", "short_hash"]
-    list_filter = ["type", "visibility"]
-    search_fields = ["type"]
-    ordering = ["campaign", "-seq"]
-
-    @admin.display(description="hash")
-    def short_hash(self, event: Event) -> str:
-        return event.hash[:12]
+    def lookup_allowed(self, lookup, value, request=None) -> bool:
+        filtered = {
+            item if isinstance(item, str) else item[0]
+            for item in self.list_filter
+            if isinstance(item, str | tuple | list)
+        }
+        allowed = filtered | set(self.lookup_fields)
+        field = lookup.split(LOOKUP_SEP)[0]
+        return field in allowed and super().lookup_allowed(lookup, value, request)

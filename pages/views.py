@@ -51,7 +51,7 @@ from rolls.reads.present import feed_window, present_check, present_checks
 from rolls.reads.selectors import events_for
 from rolls.reads.visibility import may_see
 from rolls.systems import SYSTEM_IDS
-from rolls.trust.stored_log import verify_campaigns
+from rolls.trust.stored_log import problems_told_to, verify_campaigns
 
 AUDIT_PAGE = 50
 # Events the feed shows as a line between the rolls.
@@ -312,8 +312,9 @@ class Verification:
     sessions: list[dict[str, Any]]
 
 
-def _verification(campaigns: list[Campaign]) -> list[Verification]:
-    """The log check per campaign (chain, results, seeds) and what it says of each session."""
+def _verification(campaigns: list[Campaign], viewers: dict[int, Membership]) -> list[Verification]:
+    """The log check per campaign (chain, results, seeds) and what it says of each session, as
+    each campaign's ``viewers`` member may be told it (`problems_told_to`)."""
     if not campaigns:
         return []
     # The stored verification, carried on from its checkpoint: a view reads the new events only.
@@ -338,7 +339,7 @@ def _verification(campaigns: list[Campaign]) -> list[Verification]:
                 campaign=campaign,
                 ok=bool(stream and stream.ok),
                 events=stream.events if stream else 0,
-                details=[str(problem) for problem in stream.problems] if stream else [],
+                details=problems_told_to(stream.problems, viewers[campaign.pk]) if stream else [],
                 sessions=sessions,
             )
         )
@@ -440,7 +441,7 @@ def audit(request: HttpRequest, campaign_id: int | None = None) -> HttpResponse:
             "campaign": chosen,
             "membership": by_campaign.get(chosen.pk) if chosen else None,
             "is_gm": bool(chosen and chosen.pk in gm_of),
-            "verification": _verification(campaigns),
+            "verification": _verification(campaigns, by_campaign),
             "strings": ui_strings(),
             "audit_data": {row["key"]: row["data"] for row in rows if row["visible"]},
             "page_name": "audit",

@@ -1,8 +1,23 @@
+"""The log and the read models of play in the Django admin, read-only, and shown to a staff member
+as the audit page would show them: the one decision (`rolls.reads.visibility.may_see`) with the
+staff member's membership of the row's campaign, or as an observer sees it (`outsider`) when they
+are not at that table. A hidden event is its sealed document (docs/verification.md, §3), a hidden
+check a stub, and the rule state counts only the rolls they may see (`rolls.reads.known`)."""
+
 from __future__ import annotations
 
-from django.contrib import admin
+import json
+from typing import Any
 
+from django.contrib import admin
+from django.db.models import Exists, OuterRef
+from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+
+from campaign.models import Membership, Role
 from eventlog.admin import ReadOnlyAdmin
+from eventlog.chain import sealed_payload
+from eventlog.models import Event
 from rolls.models import (
     Check,
     CheckCall,
@@ -11,23 +26,149 @@ from rolls.models import (
     VerificationCheckpoint,
     VerifiedSession,
 )
+from rolls.reads.known import failed_attempts
+from rolls.reads.present import present_events
+from rolls.reads.visibility import may_see, outsider
+
+HIDDEN = _("hidden")
+
+
+def viewer_of(request: HttpRequest, campaign_id: int) -> Membership:
+    """The signed-in staff member as a viewer of one campaign (their memberships read once per
+    request)."""
+    mine = getattr(request, "_admin_memberships", None)
+    if mine is None:
+        mine = {m.campaign_id: m for m in Membership.objects.filter(user_id=request.user.pk)}
+        request._admin_memberships = mine
+    return mine.get(campaign_id) or outsider(campaign_id)
+
+
+class SeenByAdmin(ReadOnlyAdmin):
+    """Rows shown as the signed-in staff member may see them: each row of the list and the
+    object of the change view carry `viewer`, the membership they are shown to."""
+
+    def get_object(self, request, object_id, from_field=None):
+        obj = super().get_object(request, object_id, from_field)
+        if obj is not None:
+            obj.viewer = viewer_of(request, obj.campaign_id)
+        return obj
+
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        for obj in changelist.result_list:  # evaluated once; the template reads the same rows
+            obj.viewer = viewer_of(request, obj.campaign_id)
+        return changelist
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+@admin.register(Event)
+class EventAdmin(SeenByAdmin):
+    list_display = ["campaign", "seq", "type", "actor", "visibility", "created_at", "short_hash"]
+    list_filter = ["type", "visibility"]
+    # What an event's sealed document shows too (its payload and character are what it hides).
+    lookup_fields = ("id", "campaign", "seq", "actor", "session_id", "scene_id", "chapter_id")
+    search_fields = ["type"]
+    ordering = ["campaign", "-seq"]
+    readonly_fields = ["sealed"]
+    public = ["campaign", "seq", "type", "actor", "created_at", "visibility"]
+    periods = ["session_id", "scene_id", "chapter_id"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None or self.shown_in_full(obj):
+            return [*self.public, *self.periods, "character_id", "payload", "prev_hash", "hash"]
+        return [*self.public, *self.periods, "sealed", "prev_hash", "hash"]
+
+    @staticmethod
+    def shown_in_full(event: Event) -> bool:
+        """The feed's and the export's decision: follow-ups are as visible as their roll."""
+        return not present_events([event], event.viewer)[0]["redacted"]
+
+    @admin.display(description=_("payload (sealed)"))
+    def sealed(self, event: Event) -> str:
+        character = None if event.character_id is None else str(event.character_id)
+        return _json(sealed_payload(event.payload, character))
+
+    @admin.display(description="hash")
+    def short_hash(self, event: Event) -> str:
+        return event.hash[:12]
 
 
 @admin.register(Check)
-class CheckAdmin(ReadOnlyAdmin):
-    list_display = ["campaign", "seq", "system", "kind", "outcome", "visibility", "manual"]
-    list_filter = ["system", "outcome", "visibility", "manual"]
+class CheckAdmin(SeenByAdmin):
+    list_display = ["campaign", "seq", "system", "kind", "known_outcome", "visibility", "revealed"]
+    list_filter = ["system", "kind", "visibility", "revealed"]
+    # What a hidden check's stub shows (rolls.reads.present.present_check), and nothing else.
+    stub = ["campaign", "event", "seq", "kind", "system", "visibility", "revealed", "actor_id"]
+    lookup_fields = ("id", "campaign", "seq", "actor_id", "created_at")
+
+    def get_fields(self, request, obj=None):
+        if obj is None or may_see(obj, obj.viewer):
+            return super().get_fields(request, obj)
+        return [*self.stub, "created_at"]
+
+    @admin.display(description=_("outcome"))
+    def known_outcome(self, check: Check) -> str:
+        return check.outcome if may_see(check, check.viewer) else HIDDEN
 
 
 @admin.register(RuleUse)
 class RuleUseAdmin(ReadOnlyAdmin):
+    """The allowances taken by the rolls the staff member may see (`known_uses`' rule)."""
+
     list_display = ["campaign", "rule", "character_id", "period_id", "check_seq"]
     list_filter = ["rule"]
 
+    def get_queryset(self, request):
+        hidden = (
+            Check.objects.filter(revealed=False)
+            .exclude(visibility="public")
+            .select_related(None)
+            .only("pk", "campaign_id", "visibility", "revealed", "audience")
+        )
+        unseen = [c.pk for c in hidden if not may_see(c, viewer_of(request, c.campaign_id))]
+        rolled_unseen = Check.objects.filter(
+            pk__in=unseen, campaign_id=OuterRef("campaign_id"), seq=OuterRef("check_seq")
+        )
+        return super().get_queryset(request).exclude(Exists(rolled_unseen))
+
 
 @admin.register(TaskAttempts)
-class TaskAttemptsAdmin(ReadOnlyAdmin):
-    list_display = ["campaign", "character_id", "task", "failures"]
+class TaskAttemptsAdmin(SeenByAdmin):
+    """Failed attempts at a task as the rules count them for the staff member
+    (`rolls.reads.known.failed_attempts`); a task they know no failure at, while the table has
+    some, is not listed (the row itself would tell of a hidden attempt)."""
+
+    list_display = ["campaign", "character_id", "task", "known_failures"]
+    list_select_related = ["campaign"]
+    lookup_fields = ("campaign", "character_id", "task")
+    fields = ["campaign", "character_id", "task", "known_failures"]
+    readonly_fields = ["known_failures"]
+
+    def get_queryset(self, request):
+        rows = super().get_queryset(request).select_related("campaign")
+        unknown = [
+            row.pk
+            for row in rows.filter(failures__gt=0)
+            if (viewer := viewer_of(request, row.campaign_id)).role != Role.GM
+            and _known_failures(row, viewer) == 0
+        ]
+        return rows.exclude(pk__in=unknown)
+
+    @admin.display(description=_("failed attempts"))
+    def known_failures(self, attempts: TaskAttempts) -> int:
+        return _known_failures(attempts, attempts.viewer)
+
+
+def _known_failures(attempts: TaskAttempts, viewer: Membership) -> int:
+    return failed_attempts(
+        campaign=attempts.campaign,
+        character_id=attempts.character_id,
+        task=attempts.task,
+        viewer=viewer,
+    )
 
 
 @admin.register(CheckCall)

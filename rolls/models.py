@@ -57,7 +57,8 @@ class Check(models.Model):
         indexes = [models.Index(fields=["campaign", "character_id", "seq"])]
 
     def __str__(self) -> str:
-        return f"check #{self.seq} ({self.outcome})"
+        # Not its outcome: the admin prints this in titles and links, whoever may see the roll.
+        return f"check #{self.seq}"
 
     @property
     def data(self) -> dict[str, Any]:
@@ -110,7 +111,7 @@ class TaskAttempts(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.task}: {self.failures} failed"
+        return f"attempts at {self.task}"  # the count as a viewer may know it is the admin's
 
 
 class CheckCall(models.Model):

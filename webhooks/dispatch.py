@@ -26,12 +26,13 @@ from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from campaign.models import Campaign, Membership, Role
+from campaign.models import Campaign
 from eventlog import event_types as types
 from eventlog.models import Event
 from eventlog.stream import on_event_committed
 from rolls.reads.chronicle import chronicle_entry
 from rolls.reads.present import present_events
+from rolls.reads.visibility import outsider
 from rolls.words import SYSTEM_NAMES
 from webhooks.models import Delivery, Webhook
 from webhooks.policy import PUBLIC, check_url, public_types
@@ -137,7 +138,7 @@ def _send(webhook: Webhook, event: Event) -> tuple[bool, int | None, str]:
 
 def payload_for(webhook: Webhook, event: Event) -> dict[str, Any]:
     """The event as an observer of the table sees it (so never hidden content)."""
-    observer = Membership(campaign_id=webhook.campaign_id, user_id=None, role=Role.OBSERVER)
+    observer = outsider(webhook.campaign_id)
     (shown,) = present_events([event], observer)
     revealed = None
     if event.type == types.CHECK_REVEALED:  # the roll is public now: send what it was

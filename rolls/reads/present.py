@@ -253,6 +253,25 @@ def present_events(
     return _EventPresenter(list(events), names).for_member(viewer)
 
 
+def hidden_seqs(
+    campaign_id: int,
+    viewer: Membership,
+    *,
+    among: Iterable[int] | None = None,
+    until: int | None = None,
+) -> set[int]:
+    """The seqs of the events (``among`` these, up to ``until``) that ``viewer`` is shown as
+    stubs: the feed's own presentation, so that no other door shows more than the feed."""
+    if viewer.role == Role.GM:
+        return set()
+    candidates = Event.objects.filter(campaign_id=campaign_id).exclude(visibility=Visibility.PUBLIC)
+    if among is not None:
+        candidates = candidates.filter(seq__in=list(among))
+    if until is not None:
+        candidates = candidates.filter(seq__lte=until)
+    return {shown["seq"] for shown in present_events(candidates, viewer) if shown["redacted"]}
+
+
 def present_to_each(
     event: Event, members: list[Membership], names: dict[int, str] | None = None
 ) -> dict[int, dict[str, Any]]:

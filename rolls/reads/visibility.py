@@ -53,6 +53,12 @@ def may_see(item: Shown, viewer: Membership) -> bool:
     )
 
 
+def outsider(campaign_id: int) -> Membership:
+    """Whoever is not at the table but is shown its log (a webhook's receiver, a staff member in
+    the admin who is not a member): they see what an observer sees, public and revealed rolls."""
+    return Membership(campaign_id=campaign_id, user_id=None, role=Role.OBSERVER)
+
+
 def require_may_see(item: Shown, viewer: Membership, field: str = "check") -> None:
     """Refuse, alike for every hidden roll, anything about a roll the viewer may not see."""
     if not may_see(item, viewer):

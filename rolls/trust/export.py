@@ -17,11 +17,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from campaign.models import Campaign, Membership, Role, Session
+from campaign.models import Campaign, Membership, Session
 from eventlog.chain import hashed_document, timestamp
-from eventlog.models import Event
 from rolls.models import Check
-from rolls.reads.present import present_events
+from rolls.reads.present import hidden_seqs
 from rolls.reads.visibility import may_see
 from rolls.trust.stored_log import event_rows
 
@@ -50,7 +49,7 @@ def export_campaign(campaign: Campaign, *, membership: Membership | None = None)
     key is in its own event, so only where that event is shown.
     """
     campaign = Campaign.objects.get(pk=campaign.pk)  # the head now; later appends are left out
-    hidden = _hidden_seqs(campaign, membership) if membership else set()
+    hidden = hidden_seqs(campaign.pk, membership, until=campaign.head_seq) if membership else set()
     events = [
         _redacted(row) if row["seq"] in hidden else row
         for row in event_rows(campaign.pk, until=campaign.head_seq)
@@ -67,16 +66,6 @@ def export_campaign(campaign: Campaign, *, membership: Membership | None = None)
         },
         "events": events,
     }
-
-
-def _hidden_seqs(campaign: Campaign, membership: Membership) -> set[int]:
-    if membership.role == Role.GM:
-        return set()
-    # The live feed's own presentation, so an export never shows more than the feed.
-    candidates = Event.objects.filter(campaign=campaign, seq__lte=campaign.head_seq).exclude(
-        visibility="public"
-    )
-    return {shown["seq"] for shown in present_events(candidates, membership) if shown["redacted"]}
 
 
 def _redacted(row: dict[str, Any]) -> dict[str, Any]:

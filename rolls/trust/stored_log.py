@@ -10,15 +10,16 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TextIO
 
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
-from campaign.models import Campaign
+from campaign.models import Campaign, Membership
 from eventlog.chain import (
     GENESIS,
     SEALED_PUBLIC_KEYS,
@@ -38,6 +39,7 @@ from eventlog.event_types import (
 from eventlog.models import Event
 from eventlog.progress import Progress
 from rolls.models import VerificationCheckpoint, VerifiedSession
+from rolls.reads.present import hidden_seqs
 from rolls.trust.verify import (
     _MALFORMED,
     FOLLOWUP_SYSTEMS,
@@ -801,3 +803,18 @@ def _counted(rows: Iterator[Any], progress: Progress) -> Iterator[Any]:
     for row in rows:
         yield row
         progress.advance()
+
+
+def problems_told_to(problems: list[Problem], viewer: Membership) -> list[str]:
+    """What ``viewer`` is told of the problems found: a problem with an event they may not see
+    names the event, not what is wrong with its content (its faces, its outcome)."""
+    hidden = hidden_seqs(
+        viewer.campaign_id, viewer, among={p.seq for p in problems if p.seq is not None}
+    )
+    told: list[str] = []
+    for problem in problems:
+        if problem.seq in hidden:
+            problem = replace(problem, what=gettext("its content is hidden from you"))
+        if str(problem) not in told:  # several problems of one hidden event say it once
+            told.append(str(problem))
+    return told

@@ -6,9 +6,9 @@ owner of the character each case acts on); `boris` (another player: alice's char
 alice and boris, and checks of every visibility, built through the services.
 
 What the stack does (asserted below, the same for every endpoint):
-- anonymous: 403 with only `{"detail": …, "code": "not_authenticated"}` — SessionAuthentication
-  comes first and gives no WWW-Authenticate header, so DRF answers 403, never 401; the schema,
-  the docs and the token endpoint are open by design;
+- anonymous: 401 with `WWW-Authenticate: Token` and only `{"detail": …, "code":
+  "not_authenticated"}` (token authentication comes first, so DRF names the scheme to use); the
+  schema, the docs and the token endpoint are open by design;
 - stranger: 404, the very same answer as for a campaign that does not exist;
 - refusals (403 role/character) append nothing and return only `{field: [message], "code": …}`.
 
@@ -36,7 +36,7 @@ from rolls.checks import calls as roll_calls
 from rolls.models import Check, CheckCall, TaskAttempts
 from tests.api.conftest import ROLES, TRAITS, World, assert_refusal, dump
 
-ANONYMOUS_STATUS = 403
+ANONYMOUS_STATUS = 401
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
 
 Expect = dict[str, int]
@@ -487,8 +487,8 @@ def _visit(w: World, case: Case, who: str) -> None:
         assert (after != before) == appends, ("appended?", before, after)
 
     if who == "anonymous" and expected == ANONYMOUS_STATUS:
-        # No credentials: DRF's own answer, no WWW-Authenticate (so 403, not 401), no data.
-        assert "WWW-Authenticate" not in response
+        # No credentials: DRF's own answer, naming the scheme that signs in, and no data.
+        assert response["WWW-Authenticate"] == "Token"
         assert response.json() == {"detail": response.json()["detail"], "code": "not_authenticated"}
     elif who == "stranger" and case.campaign_scoped:
         # Exactly what a campaign that does not exist answers: its existence is not confirmed.

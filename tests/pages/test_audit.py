@@ -94,3 +94,40 @@ def test_a_player_gets_the_export_buttons_and_the_export_hides_the_blind_roll(ro
     export = client.get(f"/api/campaigns/{rolled.campaign.pk}/export/")
     assert export.status_code == 200
     assert "A blind hunch" not in export.content.decode()
+
+
+def test_a_hidden_roll_that_does_not_verify_is_named_but_not_told_to_a_player(rolled):
+    """The audit page's verification sees every event; what it finds wrong with one a member may
+    not see is said without its content (the faces, the outcome)."""
+    import json
+
+    from django.db import connection
+
+    from eventlog import append_only
+    from eventlog.models import Event
+
+    blind = Event.objects.get(campaign=rolled.campaign, payload__label="A blind hunch")
+    blind.payload["rolls"][0]["result"]["outcome"] = "dramatic_failure"
+    append_only.drop(connection)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE campaign_event SET payload = %s, payload_text = %s WHERE id = %s",
+                [*[json.dumps(blind.payload)] * 2, blind.pk],
+            )
+    finally:
+        append_only.install(connection)
+
+    def problems(who: str) -> str:
+        page = rolled.client(who).get(rolled.url("audit/"), HTTP_ACCEPT_LANGUAGE="en")
+        text = page.content.decode()
+        assert "the event chain does NOT verify" in text
+        listed = text[text.index('class="verify-problems"') :]
+        return listed[: listed.index("</ul>")]
+
+    told = problems("gm")
+    assert f"event #{blind.seq}" in told and "dramatic_failure" in told  # what is wrong
+    for who in ("alice", "boris"):
+        told = problems(who)
+        assert f"event #{blind.seq}" in told and "hidden from you" in told
+        assert "dramatic_failure" not in told and "outcome" not in told and "faces" not in told

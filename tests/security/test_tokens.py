@@ -25,7 +25,8 @@ def _with_token(users, name: str = "alice") -> tuple[APIClient, str]:
 
 
 def _refused(client: APIClient) -> bool:
-    return client.get("/api/campaigns/").status_code in (401, 403)
+    answer = client.get("/api/campaigns/")
+    return answer.status_code == 401 and answer["WWW-Authenticate"] == "Token"
 
 
 def test_a_password_change_revokes_the_token(users):
@@ -120,8 +121,27 @@ def test_a_token_names_its_user_and_nothing_else_gets_in(users):
     stranger = APIClient(HTTP_ACCEPT_LANGUAGE="en")
     stranger.credentials(HTTP_AUTHORIZATION="Token " + "0" * 40)
     answer = stranger.get("/api/campaigns/")
-    assert answer.status_code == 403 and answer.json()["detail"] == "Invalid token."
+    assert answer.status_code == 401 and answer.json()["detail"] == "Invalid token."
+    assert answer["WWW-Authenticate"] == "Token"
     users["boris"].is_active = False
     users["boris"].save()
     answer = client.get("/api/campaigns/", HTTP_ACCEPT_LANGUAGE="en")
-    assert answer.status_code == 403 and answer.json()["detail"] == "User inactive or deleted."
+    assert answer.status_code == 401 and answer.json()["detail"] == "User inactive or deleted."
+
+
+def test_no_credentials_is_401_naming_the_token_scheme_and_a_session_still_signs_in(users):
+    anonymous = APIClient(HTTP_ACCEPT_LANGUAGE="en")
+    for path in ("/api/campaigns/", "/api/auth/socket-ticket/"):
+        answer = anonymous.post(path) if "ticket" in path else anonymous.get(path)
+        assert answer.status_code == 401 and answer["WWW-Authenticate"] == "Token", path
+        assert answer.json()["code"] == "not_authenticated"
+    # a bad token is refused even where no sign-in is needed, and even beside a valid session
+    page = Client(HTTP_AUTHORIZATION="Token " + "0" * 40)
+    page.force_login(users["alice"])
+    for path in ("/api/rules/", "/api/campaigns/"):
+        answer = page.get(path)
+        assert answer.status_code == 401 and answer.json()["code"] == "authentication_failed"
+    # the pages' own reads: the session cookie alone
+    page = Client()
+    page.force_login(users["alice"])
+    assert page.get("/api/campaigns/").status_code == 200
