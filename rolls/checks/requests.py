@@ -182,7 +182,11 @@ def request_field_schemas(system: str) -> dict[str, dict[str, Any]]:
                     "description": "the resisting character spends 1 Willpower: +2 resistance",
                 },
             },
-            "oneOf": [{"required": ["character", "traits"]}, {"required": ["value"]}],
+            # Traits (read from a character's sheet) or a bare rating, never both.
+            "oneOf": [
+                {"required": ["character", "traits"], "not": {"required": ["value"]}},
+                {"required": ["value"], "not": {"required": ["traits"]}},
+            ],
             "additionalProperties": False,
             "description": "CofD: the target's resistance, subtracted from the pool (not a "
             "modifier: the modifier cap does not cut it)",
