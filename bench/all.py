@@ -89,9 +89,8 @@ def main() -> int:
     if args.only:
         command = f"bench/all.py {'--quick ' if args.quick else ''}--only {','.join(args.only)}"
     if pg:
-        command += " DATABASE_URL=postgres://…"
-        if os.environ.get("REDIS_URL", "").startswith("redis"):
-            command += " REDIS_URL=redis://…"
+        redis = os.environ.get("REDIS_URL", "").startswith("redis")
+        command = f"DATABASE_URL=postgres://… {'REDIS_URL=redis://… ' if redis else ''}{command}"
     run_info = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": platform.node(),

@@ -27,7 +27,7 @@ def test_the_table_has_every_figure_beside_its_baseline_ratio_and_load():
     block = readme.render(run, rows)
     lines = block.splitlines()
     assert (
-        "Generated from `make bench DATABASE_URL=postgres://…` run on 2026-12-01 02:10 UTC on "
+        "Generated from `DATABASE_URL=postgres://… make bench` run on 2026-12-01 02:10 UTC on "
         "python-svc (2 CPUs, Python 3.11.7); databases: SQLite 3.40.1, PostgreSQL 15.20; "
         "load average 2.1 to 7.9 while the figures were taken" in block
     )
