@@ -343,6 +343,38 @@ def replicate(campaign_id: int, first: int, events: int) -> None:
     print(f"  replicated it to {seq:,} events in {time.perf_counter() - started:.1f}s", flush=True)
 
 
+def cpu_seconds() -> tuple[float, float | None]:
+    """CPU used so far by this process and by its PostgreSQL backend (read from /proc when the
+    server runs on this machine; None otherwise, and on SQLite, whose work is this process's)."""
+    from django.db import connection
+
+    client = time.process_time()
+    if connection.vendor != "postgresql":
+        return client, None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return client, None
+    return client, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_cpu(label: str, work, count: int) -> tuple[float, float]:
+    """`timed`, and the events per CPU-second of this process and its database server."""
+    client, server = cpu_seconds()
+    rate = timed(label, work, count)
+    client_after, server_after = cpu_seconds()
+    used = client_after - client
+    text = f"client {used:.1f} s"
+    if server is not None and server_after is not None:
+        used += server_after - server
+        text += f" + server {server_after - server:.1f} s"
+    print(f"  {'':<34} CPU {text} = {count / used:,.0f} events per CPU-second", flush=True)
+    return rate, count / used
+
+
 def timed(label: str, work, count: int) -> float:
     started = time.perf_counter()
     work()
@@ -450,8 +482,8 @@ def rebuild_phases(events: int, db: str) -> None:
     from summary import record
 
     print(f"\n{total:,} events on {db} (a session of mixed play, replicated)")
-    base = timed("baseline: read the rows (decoded)", read_rows, total)
-    rate = timed("rebuild_projections", rebuild, total)
+    base, base_cpu = timed_cpu("baseline: read the rows (decoded)", read_rows, total)
+    rate, rate_cpu = timed_cpu("rebuild_projections", rebuild, total)
     checks = Check.objects.filter(campaign_id=campaign_id).count()
     record(
         f"log: rebuild_projections, {total:,} events of mixed play, {db}",
@@ -460,9 +492,16 @@ def rebuild_phases(events: int, db: str) -> None:
         base,
         "baseline: reading the rows (target ≥ 20,000/s, ratio ≥ 0.5)",
     )
+    record(
+        f"log: rebuild_projections per CPU-second (client + server), {total:,} events, {db}",
+        rate_cpu,
+        "events/CPU-s",
+        base_cpu,
+        "baseline: reading the rows, per CPU-second",
+    )
     print(
         f"\n  rebuild {rate:,.0f} events/s = {rate / base:.2f}x reading the rows "
-        f"({checks:,} check rows)"
+        f"({checks:,} check rows); per CPU-second {rate_cpu / base_cpu:.2f}x"
     )
 
 

@@ -1,8 +1,8 @@
 """One line per headline figure, collected by `bench/all.py` into a single table.
 
 A benchmark calls `record(...)`; when the environment names a summary file (BENCH_SUMMARY), the
-figure is appended to it as JSON, otherwise nothing happens (the script's own table is printed
-anyway).
+figure is appended to it as JSON with the load average of the moment (`bench/readme.py` puts both
+in the README), otherwise nothing happens (the script's own table is printed anyway).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ def record(
         "unit": unit,
         "baseline": baseline,
         "note": note,
+        "load": round(os.getloadavg()[0], 2),
     }
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(row) + "\n")

@@ -10,13 +10,14 @@ import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from functools import cache
 from typing import Any
 
 import psycopg
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from eventlog.chain import CanonicalEncoder
+from eventlog.chain import CanonicalEncoder, timestamp
 from eventlog.recorders import (
     HeadMoved,
     Recorded,
@@ -76,11 +77,11 @@ def select_sql(limit: bool) -> str:
 @cache
 def replay_sql() -> str:
     """A replay's rows: the hashed canonical text (the jsonb's text for rows appended without
-    it), the ids and the time as text (COPY takes them back so; the session's time zone is UTC)
-    and the time also as the event document has it."""
+    it), the ids and the time as text (COPY takes them back so; the session's time zone is UTC:
+    `document_time` makes the event document's form of the time from it, cheaper than the
+    server's to_char)."""
     return (
         "SELECT id, seq, type, COALESCE(payload_text, payload::text), actor_id, created_at::text, "
-        "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'), "
         "visibility, session_id::text, scene_id::text, chapter_id::text, character_id::text, "
         f"prev_hash, hash FROM {event_table()} WHERE campaign_id = %s AND seq > %s ORDER BY seq"
     )
@@ -98,6 +99,16 @@ def _append_params(events: Sequence[Any], expected_seq: int) -> list[Any]:
     last = events[-1]
     params += (last.seq, last.hash, last.campaign_id, expected_seq)
     return params
+
+
+def document_time(stored: str) -> str:
+    """A timestamptz's text in the UTC session ("2026-12-01 01:11:44.0929+00", the fraction's
+    trailing zeros left out) as the event document has it ("2026-12-01T01:11:44.092900+00:00",
+    `eventlog.chain.timestamp`)."""
+    if stored[-3:] != "+00" or stored[4] != "-" or len(stored) > 29:  # not UTC, or a far year
+        return timestamp(datetime.fromisoformat(stored))
+    fraction = stored[19:-3] or "."
+    return f"{stored[:10]}T{stored[11:19]}{fraction}{'0' * (7 - len(fraction))}+00:00"
 
 
 class PostgresRecorder:
@@ -196,11 +207,14 @@ class PostgresRecorder:
                         text,
                         actor,
                         created,
-                        created_text,
                         visibility,
-                        *rest,
+                        session,
+                        scene,
+                        chapter,
+                        character,
+                        prev,
+                        hash_,
                     ) in rows:
-                        session, scene, chapter, character, prev, hash_ = rest
                         yield (
                             pk,
                             seq,
@@ -208,7 +222,7 @@ class PostgresRecorder:
                             text,
                             actor,
                             created,
-                            created_text,
+                            document_time(created),
                             visibility,
                             session,
                             scene,

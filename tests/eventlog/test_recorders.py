@@ -171,3 +171,20 @@ def test_replay_rows_stream_the_log_in_or_out_of_a_transaction(make_campaign, in
         # and the replay hashes the decoded document instead.
         hashed = {stored_hash(*stored_values, prev_hash, decode=decode) for decode in (0, 1)}
         assert hash_ == event.hash and hash_ in hashed
+
+
+@pytest.mark.parametrize(
+    ("stored", "document"),
+    [
+        ("2026-12-01 01:11:44.092925+00", "2026-12-01T01:11:44.092925+00:00"),
+        ("2026-12-01 01:11:44.0929+00", "2026-12-01T01:11:44.092900+00:00"),
+        ("2026-12-01 01:11:44+00", "2026-12-01T01:11:44.000000+00:00"),
+        ("2026-12-01 04:11:44.5+03", "2026-12-01T01:11:44.500000+00:00"),  # not a UTC session
+    ],
+)
+def test_a_replayed_time_is_the_documents_whatever_postgresql_left_out(stored, document):
+    """PostgreSQL's text of a timestamptz drops a fraction's trailing zeros (and the fraction
+    when it is zero); the event document, which the chain hashes, has six digits."""
+    from eventlog.recorders.postgres import document_time
+
+    assert document_time(stored) == document

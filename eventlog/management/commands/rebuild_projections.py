@@ -40,9 +40,11 @@ class Command(BaseCommand):
                 self._rebuild(item.pk, progress, force)
             except ChainBroken as problem:  # rolled back: the read models stay as they were
                 refused.append(problem.with_traceback(None))
+        rebuilt = campaigns.count() - len(refused)
+        if rebuilt:
+            self._analyze()
         progress.close()
         elapsed = time.perf_counter() - started
-        rebuilt = campaigns.count() - len(refused)
         self.stdout.write(
             f"rebuilt {rebuilt} campaign(s) from the log in {elapsed:.2f}s "
             f"({total / max(elapsed, 1e-9):,.0f} events/s)"
@@ -67,6 +69,17 @@ class Command(BaseCommand):
             projections.rebuild(
                 locked, on_problem=self._warn if force else refuse, advance=progress.advance
             )
+
+    def _analyze(self) -> None:
+        """Fresh planner statistics for the tables just rewritten (after the commits: ANALYZE
+        in the rebuild's transaction would hold its lock to the end). Until autovacuum came
+        round, PostgreSQL planned with the old ones: a session's checks, read right after a
+        million were rebuilt, took 0.6 s instead of 0.2 s. (SQLite keeps none unless asked.)"""
+        if connection.vendor != "postgresql":
+            return
+        tables = [model._meta.db_table for model in projections.read_models()]
+        with connection.cursor() as cursor:
+            cursor.execute(f"ANALYZE {', '.join(connection.ops.quote_name(t) for t in tables)}")
 
     def _warn(self, problem: ChainBroken) -> None:
         self.stderr.write(f"warning (--force): {problem}")

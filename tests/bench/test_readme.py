@@ -1,0 +1,73 @@
+"""bench/readme.py: the README's generated table of benchmarks, rendered from a sample summary
+(no benchmark runs here), and the README's markers it writes between."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = Path(__file__).with_name("summary_sample.jsonl")
+
+
+def _readme_module():
+    spec = importlib.util.spec_from_file_location("bench_readme", ROOT / "bench" / "readme.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+readme = _readme_module()
+
+
+def test_the_table_has_every_figure_beside_its_baseline_ratio_and_load():
+    run, rows = readme.read(SAMPLE)
+    block = readme.render(run, rows)
+    lines = block.splitlines()
+    assert (
+        "Generated from `DATABASE_URL=postgres://… make bench` run on 2026-12-01 02:10 UTC on "
+        "python-svc (2 CPUs, Python 3.11.7); databases: SQLite 3.40.1, PostgreSQL 15.20; "
+        "load average 2.1 to 7.9 while the figures were taken" in block
+    )
+    assert "Failed in that run (no figures): bench/feed.py." in lines
+    table = [line for line in lines if line.startswith("| ")]
+    assert table[0] == "| benchmark | figure | unit | in-run baseline | ratio | load | note |"
+    assert table[1:] == [
+        "| log: rebuild_projections, 1,000,000 events of mixed play, PostgreSQL | 14,568 "
+        "| events/s | 15,798 | 0.92 | 3.4 | baseline: reading the rows (target ≥ 20,000/s, "
+        "ratio ≥ 0.5) |",
+        "| check path: SQL statements per check (incl. BEGIN/COMMIT) | 10.0 | statements "
+        "| 5.00 | 2.00 | 2.1 | baseline: the floor |",
+        "| api: p99 at half that rate, PostgreSQL, 2 workers | 88.2 | ms | — | — | 7.9 "
+        "| target 50 ms |",
+    ]
+
+
+def test_only_what_lies_between_the_markers_is_replaced(tmp_path):
+    page = tmp_path / "README.md"
+    page.write_text(
+        f"# Title\n\nProse before.\n\n{readme.BEGIN}\nold table\n{readme.END}\n\nProse after.\n"
+    )
+    readme.write(SAMPLE, page)
+    once = page.read_text()
+    assert once.startswith("# Title\n\nProse before.\n\n" + readme.BEGIN + "\n")
+    assert once.endswith(readme.END + "\n\nProse after.\n")
+    assert "old table" not in once
+    assert "| log: rebuild_projections" in once
+    readme.write(SAMPLE, page)
+    assert page.read_text() == once  # regenerating replaces, never appends
+
+
+def test_a_page_without_its_markers_is_refused():
+    with pytest.raises(ValueError, match="bench:begin"):
+        readme.replace("# no markers here\n", "table")
+
+
+def test_the_readme_has_the_markers_in_its_performance_section():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.count(readme.BEGIN) == 1 and text.count(readme.END) == 1
+    performance = text.index("\n## Performance\n")
+    following = text.find("\n## ", performance + 1)
+    assert performance < text.index(readme.BEGIN) < text.index(readme.END) < following
