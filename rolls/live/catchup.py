@@ -19,7 +19,6 @@ cache is small and bounded (KEPT rendered pages, READ_KEPT pages of events).
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
@@ -126,15 +125,15 @@ def _class_key(read_key: tuple, membership: Membership) -> tuple:
 
 
 def _render(shared: SharedPage, membership: Membership) -> Rendered:
-    shown = shared.for_member(membership)
+    shown = shared.texts_for(membership)
     return Rendered(
-        seqs=tuple(event["seq"] for event in shown),
-        texts=tuple(json.dumps(event, separators=(",", ":")) for event in shown),
+        seqs=tuple(event.seq for event in shared.events),
+        texts=tuple(text for text, _ in shown),
         subjects=tuple(
-            event["payload"].get("user_id")
-            if event["type"] in (MEMBER_ROLE_CHANGED, MEMBER_LEFT) and not event["redacted"]
+            event.payload.get("user_id")
+            if event.type in (MEMBER_ROLE_CHANGED, MEMBER_LEFT) and in_full
             else None
-            for event in shown
+            for event, (_, in_full) in zip(shared.events, shown, strict=True)
         ),
     )
 
