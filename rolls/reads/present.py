@@ -11,7 +11,7 @@ feeds stay gapless) and says only that something happened, and by whom.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -124,7 +124,12 @@ class _EventPresenter:
     the write had in hand: the row, the campaign, the character and the open periods as of its
     seq, and the dramatic failures taken as its answer read them under the lock."""
 
-    def __init__(self, events: list[Event], names: dict[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        events: list[Event],
+        names: dict[int, str] | None = None,
+        now_of: Callable[[], eligibility.Now] | None = None,
+    ) -> None:
         self.events = events
         actors = {event.actor_id for event in events if event.actor_id is not None}
         names = names or {}
@@ -135,12 +140,17 @@ class _EventPresenter:
         self._checks: dict[int, Check | CheckRow] | None = None
         self._heads: dict[int, str] = {}  # each event's JSON up to its hash: every viewer's
         self._actors: dict[int | None, str] = {}
-        self._now: eligibility.Now | None = None  # one reading of the table, shared by members
+        # One reading of the table, shared by members (``now_of`` gives one the pages of a
+        # catch-up share, when one is needed).
+        self._now: eligibility.Now | None = None
+        self._now_of = now_of
+        self._read_for = False  # the reading has what the offers on these checks read
         self._nows: dict[tuple[int, str], eligibility.Now] = {}
         written = [check for event in events if (check := written_check(event)) is not None]
         if len(written) == len(events) == 1:
             self._checks = {written[0].seq: written[0]}
             self._now = written[0].now.as_rolled(written[0])
+            self._read_for = True
 
     @property
     def checks(self) -> dict[int, Check | CheckRow]:
@@ -160,9 +170,11 @@ class _EventPresenter:
         return now
 
     def _base_now(self, viewer: Membership) -> eligibility.Now:
-        if self._now is None:
-            self._now = _now(viewer.campaign_id, viewer)
+        if not self._read_for:
+            if self._now is None:
+                self._now = self._now_of() if self._now_of else _now(viewer.campaign_id, viewer)
             self._now.read_for(self.checks.values())  # once for the batch, not per check
+            self._read_for = True
         return self._now
 
     def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
@@ -332,8 +344,12 @@ class SharedPage:
     socket's catch-up renders it once per class and shares it between the sockets catching up
     over the same range (rolls/live/catchup.py)."""
 
-    def __init__(self, events: list[Event]) -> None:
-        self._presenter = _EventPresenter(events)
+    def __init__(
+        self, events: list[Event], now_of: Callable[[], eligibility.Now] | None = None
+    ) -> None:
+        """``now_of``: a reading of the table as of the same head (or later), which the pages
+        of a catch-up share: each reads only what its checks add to it."""
+        self._presenter = _EventPresenter(events, now_of=now_of)
 
     def class_of(self, viewer: Membership) -> Hashable:
         """Viewers of one class are shown the whole page alike."""
