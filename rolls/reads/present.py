@@ -284,10 +284,19 @@ class _EventPresenter:
             ',"payload":',
             _payload_json(event),
         ]
-        if event.type in CHECK_EVENT_TYPES:
+        if event.type == CHECK_ROLLED:
+            system, rolls = event.payload["system"], event.payload.get("rolls", [])
+            terms = ",".join(_terms_json(system, roll["check"]) for roll in rolls)
+            parts += (
+                ',"dice_marks":',
+                _dumps(marks_of(system, event.payload)),
+                f',"roll_terms":[{terms}]',
+            )
+        elif event.type in CHECK_EVENT_TYPES:
             marks = self._marks(event)
             if marks is not None:
                 parts += (',"dice_marks":', _dumps(marks[0]), ',"roll_terms":', _dumps(marks[1]))
+        if event.type in CHECK_EVENT_TYPES:
             follow_ups = self._follow_ups(event, viewer)
             parts += (',"follow_ups":', _dumps(follow_ups) if follow_ups else "[]")
         parts.append("}")
@@ -388,6 +397,25 @@ _string = encode_basestring_ascii
 
 def _nullable(value: object) -> str:
     return "null" if value is None else _string(str(value))
+
+
+_terms: dict[tuple, str] = {}
+TERMS_KEPT = 4096  # distinct checks' terms: a table rolls a few dozen kinds of check
+
+
+def _terms_json(system: str, check: Any) -> str:
+    """`roll_terms` of a roll's check as `_dumps` writes it, kept per distinct check (a pure
+    function of the system and the check, whose values are few: pool, again, rote…)."""
+    try:
+        key = (system, *((name, type(value), value) for name, value in check.items()))
+        text = _terms.get(key)
+    except (AttributeError, TypeError):  # not a mapping, or a value that is not hashable
+        return _dumps(roll_terms(system, check))
+    if text is None:
+        if len(_terms) >= TERMS_KEPT:
+            _terms.clear()
+        text = _terms[key] = _dumps(roll_terms(system, check))
+    return text
 
 
 def _payload_json(event: Event) -> str:
