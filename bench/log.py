@@ -1,7 +1,8 @@
 """Benchmark: verify_log, rebuild_projections and a socket's catch-up over long logs, in events/s.
 
     .venv/bin/python bench/log.py [--events 1000000] [--verify-events 100000]
-        [--catchup-events 10000] [--quick] [--rebuild-only] [--database-url URL]
+        [--catchup-events 10000] [--catchup-only] [--viewers gm,player] [--quick]
+        [--rebuild-only] [--database-url URL]
 
 Builds a fresh database (SQLite file under var/bench/, or the PostgreSQL database named by
 --database-url, which it empties first; its timeouts are lifted: this is not a server), then:
@@ -14,7 +15,9 @@ Builds a fresh database (SQLite file under var/bench/, or the PostgreSQL databas
   through the services, replicated and re-chained in bulk): `rebuild_projections` beside
   reading the same rows through the recorder (each event decoded);
 - catch-up: one socket of a uvicorn server catching up a campaign of --catchup-events events
-  of mixed play from seq 0, beside reading those rows.
+  of mixed play from seq 0, beside reading those rows; once per viewer of --viewers (the GM,
+  who sees everything, and a player, who gets the others' hidden rolls as stubs), each beside
+  its own reading of the rows. --catchup-only skips the verify and rebuild phases.
 
 Figures are printed as events/s and as ratios to the in-run baseline (--quick: 100,000 events
 rebuilt, 20,000 verified).
@@ -395,17 +398,27 @@ def main() -> None:
     parser.add_argument(
         "--catchup-events", type=int, default=10_000, help="the socket's catch-up (0: skip)"
     )
+    parser.add_argument(
+        "--catchup-only", action="store_true", help="skip the verify and rebuild phases"
+    )
+    parser.add_argument(
+        "--viewers", default="gm,player", help="whose sockets catch up, in turn: gm, player"
+    )
     parser.add_argument("--database-url", default=None)
     args = parser.parse_args()
+    viewers = [viewer for viewer in args.viewers.split(",") if viewer]
+    if not set(viewers) <= {"gm", "player"}:
+        parser.error("--viewers takes gm and player")
     events = 100_000 if args.quick else args.events
     verify_events = 20_000 if args.quick else args.verify_events
     setup_django(args.database_url)
     db = "PostgreSQL" if args.database_url else "SQLite"
-    if not args.rebuild_only:
+    if not (args.rebuild_only or args.catchup_only):
         verify_phases(verify_events, db)
-    rebuild_phases(events, db)
+    if not args.catchup_only:
+        rebuild_phases(events, db)
     if args.catchup_events:
-        catchup_phase(args.catchup_events, db, args.database_url)
+        catchup_phase(args.catchup_events, db, args.database_url, viewers)
 
 
 def verify_phases(events: int, db: str) -> None:
@@ -505,16 +518,16 @@ def rebuild_phases(events: int, db: str) -> None:
     )
 
 
-def catchup_phase(events: int, db: str, database_url: str) -> None:
+def catchup_phase(events: int, db: str, database_url: str, viewers: list[str]) -> None:
     """One socket catches up ``events`` events from seq 0 (a page after a long absence), timed
-    from connecting to `caught_up`, beside reading the same rows in this process."""
-    import asyncio
+    from connecting to `caught_up`, beside reading the same rows in this process just before;
+    once for each of ``viewers`` ("gm", "player": the first player, who sees the other's hidden
+    rolls as stubs), each on a fresh server (no page kept from the one before)."""
     import io
 
     from django.core.management import call_command
     from django.db import connection
     from rest_framework.authtoken.models import Token
-    from sockets import start
 
     from campaign.models import Campaign
     from eventlog.recorders import recorder
@@ -523,56 +536,87 @@ def catchup_phase(events: int, db: str, database_url: str) -> None:
     quiet = io.StringIO()
     call_command("rebuild_projections", campaign=[campaign_id], stdout=quiet, stderr=quiet)
     campaign = Campaign.objects.get(pk=campaign_id)
-    gm = campaign.memberships.get(role="gm").user
-    token = Token.objects.create(user=gm).key
+    members = campaign.memberships.select_related("user").order_by("user__username")
+    tokens = {
+        "gm": Token.objects.create(user=members.get(role="gm").user).key,
+        "player": Token.objects.create(user=members.filter(role="player").first().user).key,
+    }
     connection.close()  # the server process reads the database now
 
     def read_rows() -> None:
         for _ in recorder().rows(campaign_id):
             pass
 
-    async def catch_up(port: int) -> tuple[float, int]:
+    total = campaign.head_seq
+    url = database_url or f"sqlite:///{ROOT / 'var' / 'bench' / 'log.sqlite3'}"
+    from summary import record
+
+    for viewer in viewers:
+        print(f"\n{total:,} events on {db}: one socket catches up from seq 0 ({viewer})")
+        print(f"  load average {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
+        base = timed("baseline: read the rows (decoded)", read_rows, total)
+        run = _catch_up_once(url, campaign_id, tokens[viewer], total)
+        elapsed, seen, sent, server_cpu, client_cpu = run
+        assert seen == total, f"the socket was sent {seen} of {total} events"
+        rate = total / elapsed
+        label = "socket catch-up (read, presented, sent)"
+        print(f"  {label:<34} {elapsed:8.2f}s  {rate:12,.0f} events/s")
+        print(f"  {sent / 1e6:.1f} MB of frames ({sent / total:,.0f} bytes per event)")
+        print(f"  CPU: server {server_cpu:.2f}s, the bench's client {client_cpu:.2f}s")
+        print(f"  load average {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
+        print(f"\n  catch-up ({viewer}) {rate:,.0f} events/s = {rate / base:.2f}x reading the rows")
+        record(
+            f"log: a socket catches up {total:,} events ({viewer}), {db}",
+            rate,
+            "events/s",
+            base,
+            "baseline: reading the rows (target ratio ≥ 0.5)",
+        )
+
+
+def _catch_up_once(
+    url: str, campaign_id: int, token: str, head: int
+) -> tuple[float, int, int, float, float]:
+    """(seconds from connecting to `caught_up`, events sent, characters of frames, the server's
+    CPU seconds and this client's meanwhile) on a new server."""
+    import asyncio
+
+    from sockets import start
+
+    async def catch_up(port: int) -> tuple[float, int, int]:
         from websockets.asyncio.client import connect
 
-        url = f"ws://127.0.0.1:{port}/ws/campaigns/{campaign_id}/?after=0"
+        address = f"ws://127.0.0.1:{port}/ws/campaigns/{campaign_id}/?after=0"
         headers = {"Authorization": f"Token {token}"}
         began = time.perf_counter()
-        async with connect(url, additional_headers=headers, max_size=None) as socket:
-            seen = 0
+        async with connect(address, additional_headers=headers, max_size=None) as socket:
+            seen = sent = 0
             while True:
-                frame = json.loads(await asyncio.wait_for(socket.recv(), 300))
+                text = await asyncio.wait_for(socket.recv(), 300)
+                sent += len(text)
+                frame = json.loads(text)
                 if frame["type"] == "events":
                     seen += len(frame["events"])
                 elif frame["type"] == "caught_up":
-                    return time.perf_counter() - began, seen
+                    return time.perf_counter() - began, seen, sent
 
-    url = database_url or f"sqlite:///{ROOT / 'var' / 'bench' / 'log.sqlite3'}"
     process, port = start("config.asgi:application", url, "--ws-ping-timeout", "600")
     try:
         # Warm the server (imports, the connection) with a socket that has nothing to catch up.
-        asyncio.run(_warm(port, campaign_id, token, campaign.head_seq))
-        total = campaign.head_seq
-        print(f"\n{total:,} events on {db}: one socket catches up from seq 0 (GM)")
-        base = timed("baseline: read the rows (decoded)", read_rows, total)
-        elapsed, seen = asyncio.run(catch_up(port))
+        asyncio.run(_warm(port, campaign_id, token, head))
+        server_before, client_before = _cpu_of(process.pid), time.process_time()
+        elapsed, seen, sent = asyncio.run(catch_up(port))
+        server_cpu = _cpu_of(process.pid) - server_before
+        return elapsed, seen, sent, server_cpu, time.process_time() - client_before
     finally:
         process.terminate()
         process.wait(timeout=10)
-    assert seen == total, f"the socket was sent {seen} of {total} events"
-    rate = total / elapsed
-    print(
-        f"  {'socket catch-up (read, presented, sent)':<34} {elapsed:8.2f}s  {rate:12,.0f} events/s"
-    )
-    print(f"\n  catch-up {rate:,.0f} events/s = {rate / base:.2f}x reading the rows")
-    from summary import record
 
-    record(
-        f"log: a socket catches up {total:,} events, {db}",
-        rate,
-        "events/s",
-        base,
-        "baseline: reading the rows (target ratio ≥ 0.5)",
-    )
+
+def _cpu_of(pid: int) -> float:
+    """A process's CPU seconds (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _warm(port: int, campaign_id: int, token: str, head: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.utils.functional import Promise, lazy
 from django.utils.translation import gettext
 
 from rolls.systems.errors import RuleError, SheetErrors
@@ -14,24 +15,41 @@ T = TypeVar("T")
 
 
 class DomainError(Exception):
+    """``message`` may be lazy (`gettext_lazy`, `format_lazy`, a rule's error to translate): it
+    is made a string when read. Most refusals are never read: the follow-ups a page offers are
+    found by asking each rule and dropping its refusal (rolls.checks.eligibility.offers), and
+    translating every one of them cost a catch-up more than presenting the checks (#17)."""
+
     status = 400
     code = "invalid"
 
     def __init__(
         self,
         field: str,
-        message: str,
+        message: str | Promise,
         *,
         errors: dict[str, str] | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(f"{field}: {message}")
+        super().__init__(field)
         self.field = field
-        self.message = str(message)
+        self.lazy_message = message  # as given: for another error that says the same
         # Every bad field when there are several (a sheet); ``details`` go into the body as they
         # are (the roll box's word position and suggestions).
-        self.errors = {key: str(value) for key, value in (errors or {field: message}).items()}
+        self._errors = errors
         self.details = details or {}
+
+    @property
+    def message(self) -> str:
+        return str(self.lazy_message)
+
+    @property
+    def errors(self) -> dict[str, str]:
+        given = self._errors or {self.field: self.lazy_message}
+        return {key: str(value) for key, value in given.items()}
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
 
     @classmethod
     def from_rule_error(cls, error: RuleError, prefix: str = "") -> DomainError:
@@ -42,8 +60,8 @@ class DomainError(Exception):
             return cls(field, message, errors=errors)
         field = getattr(error, "field", None)
         if field:
-            return cls(f"{prefix}{field}", translated(error), details=details)
-        return cls(prefix.rstrip(".") or "check", translated(error))
+            return cls(f"{prefix}{field}", _lazy_translated(error), details=details)
+        return cls(prefix.rstrip(".") or "check", _lazy_translated(error))
 
 
 def translated(error: RuleError) -> str:
@@ -56,6 +74,9 @@ def translated(error: RuleError) -> str:
         return text.format(**error.params)
     except (KeyError, IndexError, ValueError):  # a translation that lost a placeholder
         return error.message
+
+
+_lazy_translated = lazy(translated, str)
 
 
 class InvalidInput(DomainError):

@@ -16,6 +16,7 @@ is on (DEBUG, or a test's CaptureQueriesContext), so statement counts see them l
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
@@ -67,6 +68,31 @@ class Recorded:
         return f"<Recorded #{self.seq} {self.type}>"
 
 
+class Paged(Recorded):
+    """An event of a page (`Recorder.page`): ``payload_text`` is the canonical JSON its hash
+    covers, and the payload is decoded from it when first read. A page is mostly presented from
+    that text as it is (rolls.reads.present): decoding every payload cost a catch-up more than
+    reading the rows. Built from the stored values with the payload's slot None, or holding the
+    decoded payload of a row stored without its text (PostgreSQL's older rows)."""
+
+    def __init__(self, values: Sequence[Any]) -> None:
+        super().__init__(values)
+        decoded = self.__dict__.pop("payload")
+        if decoded is not None or self.payload_text is None:
+            self._payload = decoded
+
+    @property
+    def payload(self) -> Any:
+        try:
+            return self._payload
+        except AttributeError:
+            self._payload = json.loads(self.payload_text)
+            return self._payload
+
+    def __repr__(self) -> str:
+        return f"<Paged #{self.seq} {self.type}>"
+
+
 @cache
 def attnames() -> tuple[str, ...]:
     return tuple(field.attname for field in event_fields())
@@ -98,11 +124,12 @@ class Recorder(Protocol):
         until: int | None = None,
         types: Sequence[str] = (),
         context: Sequence[tuple[str, str]] = (),
-    ) -> list[Recorded]:
-        """Up to ``limit`` events with seq in (after, until], oldest first, as `Recorded` (no
-        queryset, no model instance): of ``types`` if any, and with each ``context`` pair (one
-        of `CONTEXT_COLUMNS`, a UUID's text). What `GET events/` and the live feed's catch-up
-        read, to present: the context ids come as their text (`str(UUID)`), not as UUIDs."""
+    ) -> list[Paged]:
+        """Up to ``limit`` events with seq in (after, until], oldest first, as `Paged` (no
+        queryset, no model instance, the payload decoded only when read): of ``types`` if any,
+        and with each ``context`` pair (one of `CONTEXT_COLUMNS`, a UUID's text). What
+        `GET events/` and the live feed's catch-up read, to present: the context ids come as
+        their text (`str(UUID)`), not as UUIDs."""
 
     def replay_rows(
         self, campaign_id: int, *, after: int = 0, batch: int = 5000
@@ -129,11 +156,16 @@ CONTEXT_COLUMNS = ("session_id", "scene_id", "chapter_id", "character_id")
 
 @cache
 def page_sql(
-    mark: str, until: bool, types: int, context: tuple[str, ...], ids_as: str = "{}"
+    mark: str,
+    until: bool,
+    types: int,
+    context: tuple[str, ...],
+    ids_as: str = "{}",
+    payload_as: str = "{}",
 ) -> str:
     """`Recorder.page`'s statement for one shape of filter (``mark``: the driver's placeholder;
-    ``ids_as``: how the context ids are selected, e.g. "{}::text"); the parameters go campaign,
-    after, [until], [types…], [context], limit."""
+    ``ids_as``: how the context ids are selected, e.g. "{}::text"; ``payload_as``: the payload
+    column's); the parameters go campaign, after, [until], [types…], [context], limit."""
     where = [f"campaign_id = {mark}", f"seq > {mark}"]
     if until:
         where.append(f"seq <= {mark}")
@@ -144,7 +176,11 @@ def page_sql(
             raise ValueError(f"not a context column: {column}")
         where.append(f"{column} = {mark}")
     columns = [
-        ids_as.format(field.column) if field.column in CONTEXT_COLUMNS else field.column
+        ids_as.format(field.column)
+        if field.column in CONTEXT_COLUMNS
+        else payload_as.format(field.column)
+        if field.attname == "payload"
+        else field.column
         for field in event_fields()
     ]
     return (

@@ -20,6 +20,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from eventlog.chain import CanonicalEncoder, timestamp
 from eventlog.recorders import (
     HeadMoved,
+    Paged,
     Recorded,
     event_fields,
     event_table,
@@ -244,15 +245,27 @@ class PostgresRecorder:
         context: Sequence[tuple[str, str]] = (),
     ) -> list[Recorded]:
         columns = tuple(c for c, _ in context)
-        sql = page_sql("%s", until is not None, len(types), columns, "{}::text")
+        # The canonical text (`payload_text`) is read as it is; the jsonb only for the rows
+        # stored without that text (appended before it existed), decoded here.
+        sql = page_sql(
+            "%s",
+            until is not None,
+            len(types),
+            columns,
+            "{}::text",
+            "CASE WHEN payload_text IS NULL THEN {} END",
+        )
         params = page_params(campaign_id, after, limit, until, types, [v for _, v in context])
-        at, loads = _payload_index(), json.loads
         began = time.monotonic()
         with self._cursor() as cursor:
             cursor.execute(sql, params, prepare=True)
             rows = cursor.fetchall()
         logged(self.connection, sql, began)
-        return [Recorded((*row[:at], loads(row[at]), *row[at + 1 :])) for row in rows]
+        at, loads = _payload_index(), json.loads
+        return [
+            Paged(row if row[at] is None else (*row[:at], loads(row[at]), *row[at + 1 :]))
+            for row in rows
+        ]
 
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = _insert_sql(table, tuple(columns))

@@ -8,7 +8,6 @@ IMMEDIATE transaction already holds the database's write lock, so there is no ro
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ from eventlog import rows as stored
 from eventlog.recorders import (
     CONTEXT_COLUMNS,
     HeadMoved,
+    Paged,
     Recorded,
     django_errors,
     event_fields,
@@ -129,7 +129,7 @@ class SqliteRecorder:
         sql = page_sql("?", until is not None, len(types), columns)
         values = [UUID(value).hex for _, value in context]  # as SQLite keeps a UUID
         params = page_params(campaign_id, after, limit, until, types, values)
-        return [Recorded(values) for values in _presentable(self._fetch(sql, tuple(params)))]
+        return [Paged(values) for values in _presentable(self._fetch(sql, tuple(params)))]
 
     def fetch(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         """A hand-written read through Django's cursor (SQLite caches its statements itself)."""
@@ -171,14 +171,16 @@ def _positions() -> tuple[int, int, tuple[int, ...]]:
 
 
 def _presentable(rows: list[tuple]) -> Iterator[list]:
-    """Stored rows as `Recorder.page` gives them: the payload decoded, the time an aware
-    datetime, the context ids as their text (each distinct id's made once)."""
+    """Stored rows as `Paged` takes them: the payload's canonical text (the column's) as
+    `payload_text`, the time an aware datetime, the context ids as their text (each distinct
+    id's made once)."""
     payload, created, ids = _positions()
+    text_at = [field.attname for field in event_fields()].index("payload_text")
     texts: dict[str, str] = {}
-    loads, parse = json.loads, datetime.fromisoformat
+    parse = datetime.fromisoformat
     for row in rows:
         values = list(row)
-        values[payload] = loads(values[payload])
+        values[text_at], values[payload] = values[payload], None
         moment = values[created]  # Django's converter gives the naive UTC datetime stored
         values[created] = (
             moment.replace(tzinfo=UTC)

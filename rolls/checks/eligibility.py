@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy
 
 from campaign.access import require_controls_character
 from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, call_rules
@@ -154,7 +155,7 @@ def _character_of(check: Check, viewer: Membership, now: Now) -> Character:
     """The roll's character, which the viewer must control (its owner, or a GM)."""
     character = now.character(check.character_id) if check.character_id else None
     if character is None:
-        raise InvalidInput("check", gettext("this roll was not made for a character"))
+        raise InvalidInput("check", gettext_lazy("this roll was not made for a character"))
     require_controls_character(viewer, character)
     return character
 
@@ -162,11 +163,11 @@ def _character_of(check: Check, viewer: Membership, now: Now) -> Character:
 def _for_roll(check: Check, viewer: Membership, now: Now, system: str) -> Character:
     """What every follow-up of a roll requires, the hidden-roll refusal first."""
     if not may_act(viewer):
-        raise NotAllowed("role", gettext("observers watch the game; they cannot act in it"))
+        raise NotAllowed("role", gettext_lazy("observers watch the game; they cannot act in it"))
     require_may_see(check, viewer)
     if now.campaign.system != system or check.kind != "single":
         # The request is well formed; this roll (its system, its kind) refuses it: a conflict.
-        raise Conflict("check", gettext("this follow-up does not apply to this roll"))
+        raise Conflict("check", gettext_lazy("this follow-up does not apply to this roll"))
     return _character_of(check, viewer, now)
 
 
@@ -174,26 +175,28 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
     character = _for_roll(check, viewer, now, "cofd")
     mode = option(now.campaign.options, "cofd", "intentional_dramatic_failure")
     if mode == "off":
-        raise Conflict("check", gettext("intentional dramatic failures are off in this campaign"))
+        raise Conflict(
+            "check", gettext_lazy("intentional dramatic failures are off in this campaign")
+        )
     result = check.data["rolls"][0]["result"]
     if result.get("intentional"):
         # The rule refuses because the roll was already converted: a conflict, like the
         # losers of a race on different rolls (#12, item 6), not bad input.
         raise Conflict(
-            "check", gettext("this roll has already been turned into a dramatic failure")
+            "check", gettext_lazy("this roll has already been turned into a dramatic failure")
         )
     try:  # a success cannot become a dramatic failure: this roll's result refuses it
         call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
     except InvalidInput as refusal:
-        raise Conflict(refusal.field, refusal.message) from refusal
+        raise Conflict(refusal.field, refusal.lazy_message) from refusal
     period_id = None
     if mode in ("per_chapter", "per_scene"):
         name = "chapter" if mode == "per_chapter" else "scene"
         period_id = check.chapter_id if mode == "per_chapter" else check.scene_id
         if period_id is None or now.open_period(name) != period_id:
-            raise Conflict(name, str(PERIOD_OVER[name]))
+            raise Conflict(name, PERIOD_OVER[name])
         if now.dramatic_failure_taken(period_id, character.pk):
-            raise Conflict("check", str(ALREADY_TAKEN[name]).format(name=character.name))
+            raise Conflict("check", format_lazy(ALREADY_TAKEN[name], name=character.name))
     return Offer(
         DRAMATIC_FAILURE,
         [{"body": {}, "cost": None, "gain": {"beats": 1}}],
@@ -205,17 +208,19 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
 def _fortune(check: Check, viewer: Membership, now: Now) -> Offer:
     character = _for_roll(check, viewer, now, "age")
     if not option(now.campaign.options, "age", "fortune_dice"):
-        raise Conflict("check", gettext("Fortune dice are off in this campaign"))
+        raise Conflict("check", gettext_lazy("Fortune dice are off in this campaign"))
     data = check.data
     roll = data["rolls"][0]
     if not roll["check"]["fortune_dice"]:  # what the roll was made under (#12, item 5)
         raise Conflict(
-            "check", gettext("this roll was made without Fortune dice (they were off then)")
+            "check", gettext_lazy("this roll was made without Fortune dice (they were off then)")
         )
     if data.get("fortune_spent"):
-        raise Conflict("check", gettext("Fortune has already changed a die of this roll"))
+        raise Conflict("check", gettext_lazy("Fortune has already changed a die of this roll"))
     if roll["result"]["outcome"] == "auto_failure" or not roll["faces"]:
-        raise Conflict("check", gettext("an automatic failure has no dice for Fortune to change"))
+        raise Conflict(
+            "check", gettext_lazy("an automatic failure has no dice for Fortune to change")
+        )
     balance = now.resource(character, "fortune")
     choices = [
         {
@@ -234,14 +239,14 @@ def _fortune(check: Check, viewer: Membership, now: Now) -> Offer:
 def _extra_nice(check: Check, viewer: Membership, now: Now) -> Offer:
     _for_roll(check, viewer, now, "nice_damnit")
     if not option(now.campaign.options, "nice_damnit", "extra_nice"):
-        raise Conflict("check", gettext("extra Nice! chips are off in this campaign"))
+        raise Conflict("check", gettext_lazy("extra Nice! chips are off in this campaign"))
     result = check.data["rolls"][0]["result"]
     if result["extra_nice"]:
-        raise Conflict("check", gettext("extra Nice! have already been taken on this roll"))
+        raise Conflict("check", gettext_lazy("extra Nice! have already been taken on this roll"))
     allowed = nice_damnit.extra_nice_allowed(result["total"])
     if allowed == 0:
         raise Conflict(
-            "count", gettext("no extra Nice! are possible on this roll (bad band or caps)")
+            "count", gettext_lazy("no extra Nice! are possible on this roll (bad band or caps)")
         )
     choices = [
         {"body": {"count": n}, "cost": None, "gain": {"nice": n, "damnit": n}}
@@ -252,9 +257,9 @@ def _extra_nice(check: Check, viewer: Membership, now: Now) -> Offer:
 
 def _reveal(check: Check, viewer: Membership, now: Now) -> Offer:
     if viewer.role != Role.GM:
-        raise NotAllowed("role", gettext("only a game master of this campaign may do this"))
+        raise NotAllowed("role", gettext_lazy("only a game master of this campaign may do this"))
     if check.visibility == Visibility.PUBLIC or check.revealed:
-        raise Conflict("check", gettext("this roll is already visible to everyone"))
+        raise Conflict("check", gettext_lazy("this roll is already visible to everyone"))
     return Offer(REVEAL, [{"body": {}, "cost": None, "gain": None}])
 
 

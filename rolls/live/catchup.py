@@ -19,15 +19,15 @@ cache is small and bounded (KEPT rendered pages, READ_KEPT pages of events).
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from campaign.models import Membership, Role
+from campaign.models import Campaign, Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.recorders import recorder
+from rolls.checks import eligibility
 from rolls.reads.present import SharedPage
 
 PAGE = 200  # events per catch-up frame
@@ -61,6 +61,11 @@ Head = tuple[int, str]  # a campaign's head: (seq, hash)
 _lock = threading.Lock()
 _read: OrderedDict[tuple[int, int, int, int, str], SharedPage] = OrderedDict()
 _rendered: OrderedDict[tuple[int, int, int, int, str, Hashable], Rendered] = OrderedDict()
+# The table as of a head (the campaign, its open periods, characters, dramatic failures taken):
+# read once for the pages of a catch-up, which it is the same for, as a page is (a change of any
+# of it is an event, which moves the head).
+NOWS_KEPT = 4
+_nows: OrderedDict[tuple[int, int, str], eligibility.Now] = OrderedDict()
 # A viewer's class on a page, as it was found (a player's needs the page's checks read).
 _classes: OrderedDict[tuple[int, int, int, int, str, int, str], Hashable] = OrderedDict()
 
@@ -98,7 +103,7 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
         start, end = read_key[1], read_key[2]
         # Rows, not a queryset (eventlog.recorders): no SQL compiled, no model instance.
         events = recorder().page(membership.campaign_id, after=start, until=end, limit=PAGE)
-        shared = SharedPage(events)
+        shared = SharedPage(events, lambda: _now_at(membership.campaign_id, head))
         _keep(_read, read_key, shared, READ_KEPT)
     viewer_class = shared.class_of(membership)
     _keep(_classes, _class_key(read_key, membership), viewer_class, CLASSES_KEPT)
@@ -111,6 +116,16 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
         rendered = _render(shared, membership)
         _keep(_rendered, rendered_key, rendered, KEPT)
     return _slice(rendered, after, membership.user_id)
+
+
+def _now_at(campaign_id: int, head: Head) -> eligibility.Now:
+    key = (campaign_id, *head)
+    with _lock:
+        now = _nows.get(key)
+    if now is None:
+        now = eligibility.Now(Campaign.objects.get(pk=campaign_id))
+        _keep(_nows, key, now, NOWS_KEPT)
+    return now
 
 
 def _read_key(
@@ -126,15 +141,15 @@ def _class_key(read_key: tuple, membership: Membership) -> tuple:
 
 
 def _render(shared: SharedPage, membership: Membership) -> Rendered:
-    shown = shared.for_member(membership)
+    shown = shared.texts_for(membership)
     return Rendered(
-        seqs=tuple(event["seq"] for event in shown),
-        texts=tuple(json.dumps(event, separators=(",", ":")) for event in shown),
+        seqs=tuple(event.seq for event in shared.events),
+        texts=tuple(text for text, _ in shown),
         subjects=tuple(
-            event["payload"].get("user_id")
-            if event["type"] in (MEMBER_ROLE_CHANGED, MEMBER_LEFT) and not event["redacted"]
+            event.payload.get("user_id")
+            if event.type in (MEMBER_ROLE_CHANGED, MEMBER_LEFT) and in_full
             else None
-            for event in shown
+            for event, (_, in_full) in zip(shared.events, shown, strict=True)
         ),
     )
 
@@ -166,5 +181,6 @@ def forget() -> None:
     """Drop every kept page (tests)."""
     with _lock:
         _read.clear()
+        _nows.clear()
         _rendered.clear()
         _classes.clear()

@@ -91,6 +91,15 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, (str, bytes)) else value
 
 
+def _shared(decoded: dict[Any, Any], stored: Any) -> Any:
+    if not isinstance(stored, (str, bytes)):  # decoded by the driver already
+        return stored
+    value = decoded.get(stored)
+    if value is None:
+        value = decoded[stored] = json.loads(stored)
+    return value
+
+
 def checks_of(events: Sequence[Event]) -> dict[int, CheckRow]:
     """The check rows ``events`` belong to, by seq (one statement; none without a check event)."""
     targets = sorted({seq for event in events if (seq := target_seq(event)) is not None})
@@ -105,6 +114,9 @@ def checks_of(events: Sequence[Event]) -> dict[int, CheckRow]:
 
 def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow]:
     uuids: dict[Any, UUID | None] = {None: None}  # SQLite keeps UUIDs as hex text
+    # A page's audiences and amendments are mostly the same few texts ("[2]", "{}"): each is
+    # decoded once, and the rows share the value (presenting reads them, never changes them).
+    decoded: dict[Any, Any] = {}
     at_uuid = [n for n, column in enumerate(COLUMNS) if column in _UUIDS]
     for values in found:
         row = CheckRow()
@@ -128,8 +140,8 @@ def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow
             payload,
         ) = values
         row.revealed = bool(revealed)
-        row.audience = _json(audience)
-        row.amendments = _json(amendments)
+        row.audience = _shared(decoded, audience)
+        row.amendments = _shared(decoded, amendments)
         event = rolled.get(row.seq)
         row.event = event if event is not None else _Rolled(_json(payload))
         yield row

@@ -10,7 +10,9 @@ feeds stay gapless) and says only that something happened, and by whom.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
+import json
+from collections.abc import Callable, Hashable, Iterable
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -122,7 +124,12 @@ class _EventPresenter:
     the write had in hand: the row, the campaign, the character and the open periods as of its
     seq, and the dramatic failures taken as its answer read them under the lock."""
 
-    def __init__(self, events: list[Event], names: dict[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        events: list[Event],
+        names: dict[int, str] | None = None,
+        now_of: Callable[[], eligibility.Now] | None = None,
+    ) -> None:
         self.events = events
         actors = {event.actor_id for event in events if event.actor_id is not None}
         names = names or {}
@@ -131,12 +138,19 @@ class _EventPresenter:
             **_usernames(actors - names.keys()),
         }
         self._checks: dict[int, Check | CheckRow] | None = None
-        self._now: eligibility.Now | None = None  # one reading of the table, shared by members
+        self._heads: dict[int, str] = {}  # each event's JSON up to its hash: every viewer's
+        self._actors: dict[int | None, str] = {}
+        # One reading of the table, shared by members (``now_of`` gives one the pages of a
+        # catch-up share, when one is needed).
+        self._now: eligibility.Now | None = None
+        self._now_of = now_of
+        self._read_for = False  # the reading has what the offers on these checks read
         self._nows: dict[tuple[int, str], eligibility.Now] = {}
         written = [check for event in events if (check := written_check(event)) is not None]
         if len(written) == len(events) == 1:
             self._checks = {written[0].seq: written[0]}
             self._now = written[0].now.as_rolled(written[0])
+            self._read_for = True
 
     @property
     def checks(self) -> dict[int, Check | CheckRow]:
@@ -156,9 +170,11 @@ class _EventPresenter:
         return now
 
     def _base_now(self, viewer: Membership) -> eligibility.Now:
-        if self._now is None:
-            self._now = _now(viewer.campaign_id, viewer)
+        if not self._read_for:
+            if self._now is None:
+                self._now = self._now_of() if self._now_of else _now(viewer.campaign_id, viewer)
             self._now.read_for(self.checks.values())  # once for the batch, not per check
+            self._read_for = True
         return self._now
 
     def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
@@ -213,8 +229,7 @@ class _EventPresenter:
             "prev_hash": event.prev_hash,
             "hash": event.hash,
         }
-        public = event.visibility == Visibility.PUBLIC  # needs no check row to decide
-        if not (public or may_see(_facts(event, self.checks), viewer)):
+        if not self._shown_in_full(event, viewer):
             shown["redacted"] = True
             return shown
         shown.update(
@@ -227,24 +242,94 @@ class _EventPresenter:
         )
         if event.type not in CHECK_EVENT_TYPES:
             return shown
+        marks = self._marks(event)
+        if marks is not None:
+            shown["dice_marks"], shown["roll_terms"] = marks
+        shown["follow_ups"] = self._follow_ups(event, viewer)
+        return shown
+
+    def texts_for(self, viewer: Membership) -> list[tuple[str, bool]]:
+        """Each event as ``viewer`` may see it, as its JSON text (`json.dumps` of `_one`'s,
+        compact: the same bytes), and whether it is shown in full. The stored payload's
+        canonical text goes in as it is, where `json.dumps` would write the same: a page is
+        then presented without decoding the payloads nothing reads (#17)."""
+        return [self._text(event, viewer) for event in self.events]
+
+    def _text(self, event: Event, viewer: Membership) -> tuple[str, bool]:
+        head = self._heads.get(event.seq)
+        if head is None:
+            actor = self._actors.get(event.actor_id)
+            if actor is None:
+                actor = self._actors[event.actor_id] = _dumps(
+                    {"id": event.actor_id, "username": self.names.get(event.actor_id)}
+                )
+            head = self._heads[event.seq] = (
+                f'{{"seq":{event.seq!r},"type":{_string(event.type)},'
+                f'"created_at":{_string(timestamp(event.created_at))},"actor":{actor},'
+                f'"visibility":{_string(event.visibility)},'
+                f'"prev_hash":{_string(event.prev_hash)},"hash":{_string(event.hash)}'
+            )
+        if not self._shown_in_full(event, viewer):
+            return head + ',"redacted":true}', False
+        parts = [
+            head,
+            ',"redacted":false,"session":',
+            _nullable(event.session_id),
+            ',"scene":',
+            _nullable(event.scene_id),
+            ',"chapter":',
+            _nullable(event.chapter_id),
+            ',"character":',
+            _nullable(event.character_id),
+            ',"payload":',
+            _payload_json(event),
+        ]
         if event.type == CHECK_ROLLED:
-            shown["dice_marks"] = marks_of(event.payload["system"], event.payload)
-            shown["roll_terms"] = terms_of(event.payload["system"], event.payload)
-        check = self.checks.get(target_seq(event) or 0) if event.type != CHECK_ROLLED else None
-        if check is not None:  # a follow-up: the first roll as it amended it
-            roll = check.event.payload["rolls"][0]
-            amended = {
-                **roll,
-                **{k: event.payload[k] for k in ("check", "result") if k in event.payload},
-            }
-            shown["dice_marks"] = marks_of(check.system, {"rolls": [amended]})
-            shown["roll_terms"] = terms_of(check.system, {"rolls": [amended]})
-        shown["follow_ups"] = []
+            system, rolls = event.payload["system"], event.payload.get("rolls", [])
+            terms = ",".join(_terms_json(system, roll["check"]) for roll in rolls)
+            parts += (
+                ',"dice_marks":',
+                _dumps(marks_of(system, event.payload)),
+                f',"roll_terms":[{terms}]',
+            )
+        elif event.type in CHECK_EVENT_TYPES:
+            marks = self._marks(event)
+            if marks is not None:
+                parts += (',"dice_marks":', _dumps(marks[0]), ',"roll_terms":', _dumps(marks[1]))
+        if event.type in CHECK_EVENT_TYPES:
+            follow_ups = self._follow_ups(event, viewer)
+            parts += (',"follow_ups":', _dumps(follow_ups) if follow_ups else "[]")
+        parts.append("}")
+        return "".join(parts), True
+
+    def _shown_in_full(self, event: Event, viewer: Membership) -> bool:
+        public = event.visibility == Visibility.PUBLIC  # needs no check row to decide
+        return public or may_see(_facts(event, self.checks), viewer)
+
+    def _marks(self, event: Event) -> tuple[list, list] | None:
+        """A check event's dice marks and roll terms: a roll's own; a follow-up's, of the first
+        roll as it amended it (None: a follow-up of a check not found)."""
+        if event.type == CHECK_ROLLED:
+            system = event.payload["system"]
+            return marks_of(system, event.payload), terms_of(system, event.payload)
+        check = self.checks.get(target_seq(event) or 0)
+        if check is None:
+            return None
+        roll = check.event.payload["rolls"][0]
+        amended = {
+            **roll,
+            **{k: event.payload[k] for k in ("check", "result") if k in event.payload},
+        }
+        return marks_of(check.system, {"rolls": [amended]}), terms_of(
+            check.system, {"rolls": [amended]}
+        )
+
+    def _follow_ups(self, event: Event, viewer: Membership) -> list[dict[str, Any]]:
         if eligibility.may_act(viewer):
             check = self.checks.get(target_seq(event) or 0)
             if check is not None:
-                shown["follow_ups"] = eligibility.offers(check, viewer, self.now_for(viewer))
-        return shown
+                return eligibility.offers(check, viewer, self.now_for(viewer))
+        return []
 
 
 def present_events(
@@ -287,8 +372,12 @@ class SharedPage:
     socket's catch-up renders it once per class and shares it between the sockets catching up
     over the same range (rolls/live/catchup.py)."""
 
-    def __init__(self, events: list[Event]) -> None:
-        self._presenter = _EventPresenter(events)
+    def __init__(
+        self, events: list[Event], now_of: Callable[[], eligibility.Now] | None = None
+    ) -> None:
+        """``now_of``: a reading of the table as of the same head (or later), which the pages
+        of a catch-up share: each reads only what its checks add to it."""
+        self._presenter = _EventPresenter(events, now_of=now_of)
 
     def class_of(self, viewer: Membership) -> Hashable:
         """Viewers of one class are shown the whole page alike."""
@@ -299,6 +388,14 @@ class SharedPage:
 
     def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
         return self._presenter.for_member(viewer)
+
+    def texts_for(self, viewer: Membership) -> list[tuple[str, bool]]:
+        """`for_member`'s events as their JSON texts, and whether each is shown in full."""
+        return self._presenter.texts_for(viewer)
+
+    @property
+    def events(self) -> list[Event]:
+        return self._presenter.events
 
 
 def _usernames(user_ids: set[int | None]) -> dict[int, str]:
@@ -311,6 +408,43 @@ def _usernames(user_ids: set[int | None]) -> dict[int, str]:
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+_dumps = json.JSONEncoder(separators=(",", ":")).encode  # what a frame's json.dumps writes
+_string = encode_basestring_ascii
+
+
+def _nullable(value: object) -> str:
+    return "null" if value is None else _string(str(value))
+
+
+_terms: dict[tuple, str] = {}
+TERMS_KEPT = 4096  # distinct checks' terms: a table rolls a few dozen kinds of check
+
+
+def _terms_json(system: str, check: Any) -> str:
+    """`roll_terms` of a roll's check as `_dumps` writes it, kept per distinct check (a pure
+    function of the system and the check, whose values are few: pool, again, rote…)."""
+    try:
+        key = (system, *((name, type(value), value) for name, value in check.items()))
+        text = _terms.get(key)
+    except (AttributeError, TypeError):  # not a mapping, or a value that is not hashable
+        return _dumps(roll_terms(system, check))
+    if text is None:
+        if len(_terms) >= TERMS_KEPT:
+            _terms.clear()
+        text = _terms[key] = _dumps(roll_terms(system, check))
+    return text
+
+
+def _payload_json(event: Event) -> str:
+    """The payload as `_dumps` writes it: the stored canonical text as it is when it is ASCII
+    without DEL (then the two agree byte for byte: keys sorted, no spaces, the same escapes),
+    else encoded again (the canonical text keeps those characters unescaped)."""
+    text = getattr(event, "payload_text", None)
+    if text is not None and text.isascii() and "\x7f" not in text:
+        return text
+    return _dumps(event.payload)
 
 
 # --- the feed window -------------------------------------------------------------------------

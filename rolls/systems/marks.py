@@ -79,6 +79,11 @@ def _cofd(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
     rerolled = set(result.get("rerolled") or [])
     chains = []
     for index, faces in enumerate(result.get("dice") or []):
+        if len(faces) == 1 and not chance and index not in rerolled:  # most dice: one face
+            face = faces[0]
+            marks = ["success"] if face >= COFD_SUCCESS else []
+            chains.append([{"face": face, "sides": cofd.SIDES, "marks": marks}])
+            continue
         chain: Chain = []
         rest = list(faces)
         if index in rerolled and len(rest) > 1:

@@ -1,0 +1,124 @@
+"""The socket's catch-up writes each event's JSON itself, with the stored payload's canonical text
+spliced in (#17): for every class of viewer, in every system, before and after reveals, each
+event must be the very bytes `json.dumps` of the presented event gives, and equal what the REST
+log shows that member. A payload with text the canonical JSON keeps unescaped (Cyrillic, an
+emoji, DEL) goes through the encoder instead."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import connection
+
+from campaign import services as campaign_services
+from campaign.models import Campaign, Membership
+from eventlog.recorders import Paged, recorder
+from rolls.checks import services as rolls
+from rolls.live import catchup
+from rolls.models import Check
+from rolls.reads.present import SharedPage, present_events
+from rolls.reads.selectors import events_for
+from tests.rolls.trust.conftest import TRAITS, play  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.django_db
+SYSTEMS = ("cofd", "age", "nice_damnit", "storyteller", "d6pool")
+UNESCAPED = "Кости \U0001f3b2 del\x7f"  # not printable ASCII: the canonical text keeps it raw
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_pages():
+    catchup.forget()
+    yield
+    catchup.forget()
+
+
+def _viewers(campaign: Campaign, users) -> list[Membership]:
+    """Every class of viewer: GMs, the owner of the rolls' character, another player, an
+    observer, a late joiner, and a member removed (their membership as a socket last held it)."""
+    campaign_services.join_campaign(invite_code=campaign.invite_code, user=users["stranger"])
+    boris = Membership.objects.get(campaign=campaign, user=users["boris"])
+    campaign_services.leave_campaign(campaign=campaign, actor=users["gm"], user_id=boris.user_id)
+    viewers = [*Membership.objects.filter(campaign=campaign).order_by("user_id"), boris]
+    assert {v.role for v in viewers} == {"gm", "player", "observer"}
+    return viewers
+
+
+def _same_texts(campaign: Campaign, viewers: list[Membership]) -> None:
+    campaign.refresh_from_db()
+    head = (campaign.head_seq, campaign.head_hash)
+    for viewer in viewers:
+        events = recorder().page(campaign.pk, after=0, limit=10_000)
+        assert all(isinstance(event, Paged) for event in events)
+        texts = SharedPage(events).texts_for(viewer)
+        shown = present_events(recorder().page(campaign.pk, after=0, limit=10_000), viewer)
+        assert [text for text, _ in texts] == [
+            json.dumps(event, separators=(",", ":")) for event in shown
+        ], viewer
+        assert [in_full for _, in_full in texts] == [not e["redacted"] for e in shown]
+        # A whole catch-up in pages (the next page read while one is sent reads the same).
+        after, caught_up = 0, []
+        while after < campaign.head_seq:
+            page = catchup.page_after(viewer, after, campaign.head_seq, head)
+            caught_up += json.loads(page.text)["events"]
+            after = page.last
+        assert caught_up == events_for(membership=viewer, after=0, limit=10_000), viewer
+        catchup.forget()
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_each_event_is_the_bytes_json_dumps_gives_every_viewer(
+    system,
+    play,  # noqa: F811
+    users,
+):
+    campaign = play(system, end=False)
+    gm, alice = users["gm"], users["alice"]
+    hero = campaign.characters.get(name="Hero")
+    mine = {"character": str(hero.pk), **TRAITS[system]}
+    blind = rolls.check_roll(
+        campaign=campaign, actor=alice, request={**mine, "visibility": "blind"}
+    )
+    rolls.check_roll(
+        campaign=campaign,
+        actor=alice,
+        request={**mine, "label": UNESCAPED, "visibility": "private"},
+    )
+    viewers = _viewers(campaign, users)
+    _same_texts(campaign, viewers)
+    rolls.reveal_check(campaign=campaign, actor=gm, seq=blind.seq)
+    private = Check.objects.filter(campaign=campaign, visibility="private").first()
+    rolls.reveal_check(campaign=campaign, actor=gm, seq=private.seq)
+    _same_texts(campaign, viewers)
+
+
+def test_a_page_decodes_only_the_payloads_presenting_reads(play, users):  # noqa: F811
+    """Only a check event's payload is read (a roll's dice marks, the check a follow-up or a
+    reveal points at): every other event is sent as stored, never decoded."""
+    campaign = play("storyteller", end=False)
+    olga = Membership.objects.get(campaign=campaign, user=users["olga"])
+    events = recorder().page(campaign.pk, after=0, limit=10_000)
+    SharedPage(events).texts_for(olga)
+    decoded = {event.type for event in events if "_payload" in event.__dict__}
+    assert decoded and all(kind.startswith("check.") for kind in decoded), decoded
+    assert {"session.started", "character.created"} <= {e.type for e in events} - decoded
+
+
+def test_a_payload_with_unescaped_text_is_encoded_again(play, users):  # noqa: F811
+    campaign = play("cofd", end=False)
+    alice = users["alice"]
+    hero = campaign.characters.get(name="Hero")
+    check = rolls.check_roll(
+        campaign=campaign,
+        actor=alice,
+        request={"character": str(hero.pk), **TRAITS["cofd"], "label": UNESCAPED},
+    )
+    (event,) = recorder().page(campaign.pk, after=check.seq - 1, limit=1)
+    assert UNESCAPED in event.payload_text  # the canonical text keeps it raw
+    gm = Membership.objects.get(campaign=campaign, user=users["gm"])
+    ((text, _),) = SharedPage([event]).texts_for(gm)
+    assert UNESCAPED not in text and json.loads(text)["payload"]["label"] == UNESCAPED
+    if connection.vendor == "postgresql":  # the text bound to the jsonb is the one read
+        assert event.payload_text == json.dumps(
+            event.payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
