@@ -65,7 +65,9 @@ def write(connection: BaseDatabaseWrapper, sql: str, params: Sequence[Any], done
     transaction). ``done`` gets its first row (e.g. a RETURNING id) whenever it has run. A
     `PendingEvent` among ``params`` stands for that event's id (the append must be queued)."""
     if can_queue(connection):
-        connection.queued_writes.append(Queued(sql, params, done))
+        queued = Queued(sql, params, done)
+        _check(queued, connection.queued_writes)  # here, where a refusal still rolls back
+        connection.queued_writes.append(queued)
         return
     if any(isinstance(value, PendingEvent) for value in params):
         raise RuntimeError("a row refers to an event not appended with this COMMIT")
@@ -74,6 +76,24 @@ def write(connection: BaseDatabaseWrapper, sql: str, params: Sequence[Any], done
         row = cursor.fetchone() if cursor.description else None
     if done is not None:
         done(row)
+
+
+def _check(write: Queued, queue: list[Queued | Append]) -> None:
+    """Refuse a write that could not go as queued: a row naming an event that is not the last
+    queued append's (it would take no id), or a write folding into an append that returns
+    anything but its id."""
+    at = next((i for i in range(len(queue) - 1, -1, -1) if isinstance(queue[i], Append)), None)
+    append = None if at is None else queue[at]
+    pending = [value.event for value in write.params if isinstance(value, PendingEvent)]
+    if pending and not (
+        append is not None
+        and _folds(write)
+        and all(_folds(item) for item in queue[at + 1 :])  # it joins the append's statement
+        and all(any(event is mine for mine in append.events) for event in pending)
+    ):
+        raise RuntimeError("a queued row refers to an event of another append")
+    if append is not None and _folds(write):
+        _returns_id(write.sql)
 
 
 def append_later(connection: BaseDatabaseWrapper, append: Append) -> None:
@@ -90,7 +110,7 @@ _HEAD_GUARD = (
 )
 
 
-def _statements(queued: list[Queued | Append]) -> list[tuple[str, list[Any], Callable]]:
+def _statements(queued: list[Queued | Append]) -> list[tuple[str, list[Any], Callable | None]]:
     """The queue as statements: an append with the INSERTs queued after it, folded into one;
     anything else on its own. Only INSERTs fold: the CTEs of one statement run on one snapshot
     in no set order, so a write that reads or changes rows (an UPDATE, a DELETE) must not share
@@ -101,9 +121,7 @@ def _statements(queued: list[Queued | Append]) -> list[tuple[str, list[Any], Cal
         item = queued[index]
         index += 1
         if isinstance(item, Queued):
-            if any(isinstance(value, PendingEvent) for value in item.params):
-                raise RuntimeError("only an INSERT queued after the append may refer to its event")
-            statements.append((item.sql, list(item.params), _handing(item.done)))
+            statements.append((item.sql, list(item.params), item.done))
             continue
         folded = []
         while index < len(queued) and _folds(queued[index]):
@@ -117,10 +135,6 @@ def _folds(item: Queued | Append) -> bool:
     return isinstance(item, Queued) and item.sql.lstrip()[:7].upper() == "INSERT "
 
 
-def _handing(done: Done | None) -> Callable[[tuple | None], None]:
-    return (lambda row: done(row)) if done is not None else (lambda row: None)
-
-
 def _fold(append: Append, writes: list[Queued]) -> tuple[str, list[Any], Callable]:
     params = list(append.params)
     ctes = [append.ctes]
@@ -132,7 +146,7 @@ def _fold(append: Append, writes: list[Queued]) -> tuple[str, list[Any], Callabl
         params += values
         if write.done is None:
             continue
-        if _returns_id(write.sql):
+        if _returns_id(write.sql):  # its first row is its id, selected here
             takers.append((len(selected), write))
             selected.append(f"(SELECT id FROM w{number})")
         else:
@@ -149,7 +163,8 @@ def _fold(append: Append, writes: list[Queued]) -> tuple[str, list[Any], Callabl
 
 
 def _with_events(write: Queued) -> tuple[str, list[Any]]:
-    """The write's SQL and parameters with each `PendingEvent` parameter taken from `e`."""
+    """The write's SQL and parameters with each `PendingEvent` parameter taken from `e` (that
+    append's own events: `write` checked it when it was queued)."""
     if not any(isinstance(value, PendingEvent) for value in write.params):
         return write.sql, list(write.params)
     parts = write.sql.split("%s")
@@ -169,7 +184,14 @@ def _with_events(write: Queued) -> tuple[str, list[Any]]:
 
 @cache
 def _returns_id(sql: str) -> bool:
-    return sql.rstrip().upper().endswith("RETURNING ID")
+    """Whether a write to fold hands over its id (``RETURNING id``; nothing else may be
+    returned from inside the append's statement)."""
+    returning = sql.upper().rpartition(" RETURNING ")
+    if not returning[1]:
+        return False
+    if returning[2].strip() != "ID":
+        raise ValueError(f"a write folded into an append may return only its id: {sql[:80]}")
+    return True
 
 
 def send(connection: BaseDatabaseWrapper, *, commit: bool = False) -> None:
@@ -188,7 +210,8 @@ def send(connection: BaseDatabaseWrapper, *, commit: bool = False) -> None:
             if commit:
                 raw.commit()
         for (_, _, done), cursor in zip(statements, cursors, strict=True):
-            done(cursor.fetchone() if cursor.description else None)
+            if done is not None:
+                done(cursor.fetchone() if cursor.description else None)
     finally:
         for cursor in cursors:
             cursor.close()

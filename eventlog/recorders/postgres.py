@@ -68,10 +68,11 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
 
 
 @cache
-def select_sql(limit: bool) -> str:
+def select_sql() -> str:
+    """`rows`' batches: the stored columns of the events after a seq, a batch at most."""
     return (
         f"SELECT {', '.join(f.column for f in event_fields())} FROM {event_table()} "
-        "WHERE campaign_id = %s AND seq > %s ORDER BY seq" + (" LIMIT %s" if limit else "")
+        "WHERE campaign_id = %s AND seq > %s ORDER BY seq LIMIT %s"
     )
 
 
@@ -158,7 +159,7 @@ class PostgresRecorder:
         commit.append_later(self.connection, append)
 
     def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
-        sql = select_sql(True)
+        sql = select_sql()
         at, loads = _payload_index(), json.loads
         seq_at = [field.attname for field in event_fields()].index("seq")
         while True:

@@ -43,10 +43,11 @@ def insert_sql() -> str:
 
 
 @cache
-def select_sql(limit: bool) -> str:
+def select_sql() -> str:
+    """`rows`' batches: the stored columns of the events after a seq, a batch at most."""
     return (
         f"SELECT {', '.join(f.column for f in event_fields())} FROM {event_table()} "
-        "WHERE campaign_id = ? AND seq > ? ORDER BY seq" + (" LIMIT ?" if limit else "")
+        "WHERE campaign_id = ? AND seq > ? ORDER BY seq LIMIT ?"
     )
 
 
@@ -100,7 +101,7 @@ class SqliteRecorder:
     def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
         from eventlog.models import Event
 
-        sql = select_sql(True)
+        sql = select_sql()
         convert = stored.converter(Event)
         while True:
             rows = self._fetch(sql, (campaign_id, after, batch))

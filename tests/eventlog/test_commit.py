@@ -163,3 +163,24 @@ def test_only_inserts_join_the_appends_statement(users):
     assert len(sent) == 2 and sent[1].startswith("UPDATE campaign_campaign"), sent
     campaign.refresh_from_db()
     assert campaign.name == "Renamed"  # the UPDATE saw the head the append moved
+
+
+def test_a_row_cannot_name_an_event_of_an_earlier_append_in_a_later_statement(users):
+    """Two appends with nothing read between them are two folded statements; a row queued after
+    the second that names the first's event is refused, not given a NULL id."""
+    from eventlog.stream import append_event, lock_stream
+
+    campaign = _campaign(users)
+    with pytest.raises(RuntimeError, match="another append"), transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        first = append_event(campaign=locked, type="check.reset", payload={}, actor_id=None)
+        append_event(campaign=locked, type="check.reset", payload={}, actor_id=None)
+        commit.write(
+            connection,
+            "INSERT INTO campaign_idempotentrequest "
+            "(user_id, campaign_id, key, fingerprint, status, body, created_at) "
+            "VALUES (%s, %s, 'k', 'f', 201, '{}', %s) RETURNING id",
+            (users["alice"].pk, commit.PendingEvent(first), timezone.now()),
+            None,
+        )
+    assert _keys() == []
