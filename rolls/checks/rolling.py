@@ -33,8 +33,13 @@ from rolls.checks.requests import (
     find_character,
     parse_uuid,
 )
-from rolls.models import Check, RuleUse
-from rolls.reads.known import failed_attempts, free_botch_available
+from rolls.models import Check
+from rolls.reads.known import (
+    dramatic_failures_taken_sql,
+    facts_of,
+    failed_attempts,
+    free_botch_available,
+)
 from rolls.reads.visibility import Facts
 from rolls.rules import compare, option
 from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, storyteller
@@ -59,29 +64,27 @@ class Table:
     dramatic_failures: dict[tuple[UUID, UUID], list[Facts]] = field(default_factory=dict)
 
 
-def _taken_in(period: str) -> str:
-    """The character ``c``'s intentional dramatic failures counted against ``period`` (an open
-    chapter or scene's alias), as one JSON array of [visibility, revealed, audience]."""
-    uses, checks = RuleUse._meta.db_table, Check._meta.db_table
-    if connection.vendor == "postgresql":
-        facts = "json_agg(json_build_array(k.visibility, k.revealed, k.audience))::text"
-    else:
-        facts = "json_group_array(json_array(k.visibility, k.revealed, json(k.audience)))"
-    return (
-        f"(SELECT {facts} FROM {uses} u JOIN {checks} k "
-        "ON k.campaign_id = u.campaign_id AND k.seq = u.check_seq "
-        "WHERE u.campaign_id = cc.id AND u.rule = 'intentional_dramatic_failure' "
-        f"AND u.period_id = {period}.id AND u.character_id = c.id)"
+def _counted_period(campaign: Campaign) -> str | None:
+    """The open period ("ch" or "sc", `_table_sql`'s aliases) a CofD campaign counts intentional
+    dramatic failures against, None when it counts none against one (other systems, the rule
+    off or unlimited)."""
+    if campaign.system != "cofd":
+        return None
+    mode = option(campaign.options, "cofd", "intentional_dramatic_failure")
+    return {"per_chapter": "ch", "per_scene": "sc"}.get(mode)
+
+
+def _table_sql(campaign_from: str, period: str | None) -> str:
+    """The `Table` columns, joined on the campaign row ``cc`` that ``campaign_from`` names;
+    ``period``: the open period whose dramatic failures to bring (`_counted_period`)."""
+    taken = (
+        "NULL" if period is None else dramatic_failures_taken_sql("cc.id", f"{period}.id", "c.id")
     )
-
-
-def _table_sql(campaign_from: str) -> str:
-    """The `Table` columns, joined on the campaign row ``cc`` that ``campaign_from`` names."""
     return (
         f"SELECT {columns(Session, 's')}, sec.seed, "
         f"(SELECT count(*) FROM {Check._meta.db_table} k "
         " WHERE k.campaign_id = cc.id AND k.session_id = s.id), "
-        f"sc.id, ch.id, {_taken_in('ch')}, {_taken_in('sc')}, "
+        f"sc.id, ch.id, {taken}, "
         f"{columns(Character, 'c')} {campaign_from} "
         f"LEFT JOIN {Session._meta.db_table} s ON s.campaign_id = cc.id AND s.ended_seq IS NULL "
         f"LEFT JOIN {SessionSecret._meta.db_table} sec ON sec.session_id = s.id "
@@ -92,21 +95,18 @@ def _table_sql(campaign_from: str) -> str:
     )
 
 
-def _table(row: Sequence[Any], asked: Any) -> Table:
+def _table(row: Sequence[Any], asked: Any, period: str | None) -> Table:
     n = width(Session)
-    seed, key_index, scene_id, chapter_id, in_chapter, in_scene = row[n : n + 6]
+    seed, key_index, scene_id, chapter_id, taken = row[n : n + 5]
     uuid_of = Scene._meta.pk.to_python
     scene_id = None if scene_id is None else uuid_of(scene_id)
     chapter_id = None if chapter_id is None else uuid_of(chapter_id)
-    character = instance(Character, row[n + 6 :])
-    taken = {}
-    if character is not None:
-        for period_id, facts in ((chapter_id, in_chapter), (scene_id, in_scene)):
-            if period_id is not None:
-                taken[(period_id, character.pk)] = [
-                    Facts(visibility, bool(revealed), audience)
-                    for visibility, revealed, audience in json.loads(facts or "[]")
-                ]
+    character = instance(Character, row[n + 5 :])
+    period_id = {"ch": chapter_id, "sc": scene_id}.get(period)
+    dramatic_failures = {}
+    if character is not None and period_id is not None:
+        facts = [facts_of(*each) for each in json.loads(taken or "[]")]
+        dramatic_failures[(period_id, character.pk)] = facts
     return Table(
         session=instance(Session, row[:n]),
         seed=None if seed is None else bytes(seed),
@@ -115,7 +115,7 @@ def _table(row: Sequence[Any], asked: Any) -> Table:
         chapter_id=chapter_id,
         character=character,
         asked=asked,
-        dramatic_failures=taken,
+        dramatic_failures=dramatic_failures,
     )
 
 
@@ -128,21 +128,23 @@ def read_table(campaign: Campaign, character: Any) -> Table:
     """The `Table` of ``campaign`` (locked by the caller); ``character`` as the request named it
     (404 naming the field when the campaign has no such character)."""
     param = _character_param(character)
-    table = _table(
-        fetchone(_table_sql(f"FROM {Campaign._meta.db_table} cc"), (param, campaign.pk)), character
-    )
+    period = _counted_period(campaign)
+    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", period)
+    table = _table(fetchone(sql, (param, campaign.pk)), character, period)
     if param is not None and table.character is None:
         raise NotFound("character", _("no such character in this campaign"))
     return table
 
 
-def lock_table(campaign_id: int, character: Any) -> tuple[Campaign, Table | None]:
+def lock_table(read_before: Campaign, character: Any) -> tuple[Campaign, Table | None]:
     """Take the campaign's stream lock and read its `Table` in the same round trip (a check's
-    one statement before it appends, when no other writer got there first). The table is None
-    when it must be read again with `read_table`: when another writer committed while this one
-    waited for the lock, or when ``character`` is not a well-formed id (`read_table` refuses it
-    then, where the service's order of refusals puts it). A character the campaign does not
-    have is left for the caller to refuse (``character`` None)."""
+    one statement before it appends, when no other writer got there first); ``read_before``:
+    the campaign as read before the lock (its id, and its rule options for the statement's
+    shape). The table is None when it must be read again with `read_table`: when another writer
+    committed while this one waited for the lock (or changed the options), or when
+    ``character`` is not a well-formed id (`read_table` refuses it then, where the service's
+    order of refusals puts it). A character the campaign does not have is left for the caller
+    to refuse (``character`` None)."""
     if not connection.in_atomic_block:
         raise RuntimeError("lock_table() must run inside transaction.atomic()")
     try:
@@ -154,15 +156,19 @@ def lock_table(campaign_id: int, character: Any) -> tuple[Campaign, Table | None
     # The head as the statement's snapshot saw it, beside the locked row's: PostgreSQL reads the
     # joined tables as of the statement's start, so if another writer committed before the lock
     # was granted they are stale, and the table is read again (a new statement sees them).
-    sql = _table_sql(f", (SELECT x.head_seq FROM {table} x WHERE x.id = cc.id) FROM {table} cc")
+    period = _counted_period(read_before)
+    sql = _table_sql(
+        f", (SELECT x.head_seq FROM {table} x WHERE x.id = cc.id) FROM {table} cc", period
+    )
     sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1) + lock_clause("cc")
-    row = fetchone(sql, (param, campaign_id))
+    row = fetchone(sql, (param, read_before.pk))
     if row is None:
-        raise Campaign.DoesNotExist(f"no campaign {campaign_id}")
+        raise Campaign.DoesNotExist(f"no campaign {read_before.pk}")
     campaign = held(instance(Campaign, row[:n]))
-    if character is _MALFORMED or row[-1] != campaign.head_seq:
+    stale = row[-1] != campaign.head_seq or _counted_period(campaign) != period
+    if character is _MALFORMED or stale:
         return campaign, None
-    return campaign, _table(row[n:-1], character)
+    return campaign, _table(row[n:-1], character, period)
 
 
 _MALFORMED = object()

@@ -128,7 +128,7 @@ def _check_roll(
     client_seed = client_seed_field(data.get("client_seed"))  # the roller's own, never the call's
     if not data.get("call"):  # an answer's fields are the call's, read under the lock
         visibility, label, task = _request_fields(data, campaign.system, is_gm, None)
-    campaign, table = lock_table(campaign.pk, data.get("character"))
+    campaign, table = lock_table(campaign, data.get("character"))
     system, options = campaign.system, campaign.options
     call = answering_call(campaign, data)
     if call is not None:

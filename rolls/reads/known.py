@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 from uuid import UUID
 
 from django.db import connection
@@ -121,26 +122,52 @@ def dramatic_failures(
     them: one hand-written statement, read once for every viewer
     (`rolls.checks.eligibility.Now`) on a check's hot path (for one character) and for a whole
     catch-up page (for all of them)."""
-    uses, checks = RuleUse._meta, Check._meta
-    uuid = uses.get_field("period_id")
-    params = [campaign.pk, "intentional_dramatic_failure"]
+    uuid = RuleUse._meta.get_field("period_id")
+    params = [campaign.pk]
     if character_id is not None:
         params += [uuid.get_db_prep_value(character_id, connection)]
     if period_id is not None:
         params += [uuid.get_db_prep_value(period_id, connection)]
     sql = (
-        f"SELECT u.character_id, k.visibility, k.revealed, k.audience FROM {uses.db_table} u "
-        f"JOIN {checks.db_table} k ON k.campaign_id = u.campaign_id AND k.seq = u.check_seq "
-        "WHERE u.campaign_id = %s AND u.rule = %s "
+        f"SELECT u.character_id, {FACTS_COLUMNS} {_DRAMATIC_FAILURES} "
+        "WHERE u.campaign_id = %s AND u.rule = 'intentional_dramatic_failure' "
         + ("" if character_id is None else "AND u.character_id = %s ")
         + ("AND u.period_id IS NULL" if period_id is None else "AND u.period_id = %s")
     )
     taken: dict[UUID, list[Facts]] = {}
-    for owner, visibility, revealed, audience in fetch(sql, params):  # prepared on PostgreSQL
+    for owner, *facts in fetch(sql, params):  # prepared on PostgreSQL
         owner = owner if isinstance(owner, UUID) or owner is None else UUID(owner)
-        audience = json.loads(audience) if isinstance(audience, str) else audience
-        taken.setdefault(owner, []).append(Facts(visibility, bool(revealed), audience))
+        taken.setdefault(owner, []).append(facts_of(*facts))
     return taken
+
+
+# A dramatic failure's rule use and the check it turned (for the check's visibility facts).
+_DRAMATIC_FAILURES = (
+    f"FROM {RuleUse._meta.db_table} u JOIN {Check._meta.db_table} k "
+    "ON k.campaign_id = u.campaign_id AND k.seq = u.check_seq"
+)
+FACTS_COLUMNS = "k.visibility, k.revealed, k.audience"
+
+
+def facts_of(visibility: str, revealed: Any, audience: Any) -> Facts:
+    """A check's visibility facts from its stored columns (`FACTS_COLUMNS`)."""
+    audience = json.loads(audience) if isinstance(audience, str) else audience
+    return Facts(visibility, bool(revealed), audience)
+
+
+def dramatic_failures_taken_sql(campaign: str, period: str, character: str) -> str:
+    """`dramatic_failures` for one character and period as a correlated subquery of another
+    statement (``campaign``, ``period``, ``character``: its columns): one JSON array of the
+    facts (`facts_of` each, after `json.loads`), NULL or "[]" for none."""
+    if connection.vendor == "postgresql":
+        facts = f"json_agg(json_build_array({FACTS_COLUMNS}))::text"
+    else:
+        facts = "json_group_array(json_array(k.visibility, k.revealed, json(k.audience)))"
+    return (
+        f"(SELECT {facts} {_DRAMATIC_FAILURES} WHERE u.campaign_id = {campaign} "
+        "AND u.rule = 'intentional_dramatic_failure' "
+        f"AND u.period_id = {period} AND u.character_id = {character})"
+    )
 
 
 def known_checks(viewer: Membership | None, checks: Iterable[Shown]) -> list[Shown]:
