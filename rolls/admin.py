@@ -27,7 +27,7 @@ from rolls.models import (
     VerifiedSession,
 )
 from rolls.reads.known import failed_attempts
-from rolls.reads.present import present_events
+from rolls.reads.present import shown_in_full
 from rolls.reads.visibility import may_see, outsider
 
 HIDDEN = _("hidden")
@@ -77,14 +77,9 @@ class EventAdmin(SeenByAdmin):
     periods = ["session_id", "scene_id", "chapter_id"]
 
     def get_fields(self, request, obj=None):
-        if obj is None or self.shown_in_full(obj):
+        if obj is None or shown_in_full(obj, obj.viewer):  # the feed's and the export's decision
             return [*self.public, *self.periods, "character_id", "payload", "prev_hash", "hash"]
         return [*self.public, *self.periods, "sealed", "prev_hash", "hash"]
-
-    @staticmethod
-    def shown_in_full(event: Event) -> bool:
-        """The feed's and the export's decision: follow-ups are as visible as their roll."""
-        return not present_events([event], event.viewer)[0]["redacted"]
 
     @admin.display(description=_("payload (sealed)"))
     def sealed(self, event: Event) -> str:

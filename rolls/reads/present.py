@@ -229,7 +229,7 @@ class _EventPresenter:
             "prev_hash": event.prev_hash,
             "hash": event.hash,
         }
-        if not self._shown_in_full(event, viewer):
+        if not self.shown_in_full(event, viewer):
             shown["redacted"] = True
             return shown
         shown.update(
@@ -269,7 +269,7 @@ class _EventPresenter:
                 f'"visibility":{_string(event.visibility)},'
                 f'"prev_hash":{_string(event.prev_hash)},"hash":{_string(event.hash)}'
             )
-        if not self._shown_in_full(event, viewer):
+        if not self.shown_in_full(event, viewer):
             return head + ',"redacted":true}', False
         parts = [
             head,
@@ -302,7 +302,9 @@ class _EventPresenter:
         parts.append("}")
         return "".join(parts), True
 
-    def _shown_in_full(self, event: Event, viewer: Membership) -> bool:
+    def shown_in_full(self, event: Event, viewer: Membership) -> bool:
+        """Whether ``viewer`` is shown ``event`` in full (else as a stub): follow-ups are as
+        visible as their roll."""
         public = event.visibility == Visibility.PUBLIC  # needs no check row to decide
         return public or may_see(_facts(event, self.checks), viewer)
 
@@ -338,6 +340,11 @@ def present_events(
     return _EventPresenter(list(events), names).for_member(viewer)
 
 
+def shown_in_full(event: Event, viewer: Membership) -> bool:
+    """Whether the feed shows ``viewer`` this one event in full (else as a stub)."""
+    return _EventPresenter([event]).shown_in_full(event, viewer)
+
+
 def hidden_seqs(
     campaign_id: int,
     viewer: Membership,
@@ -354,7 +361,9 @@ def hidden_seqs(
         candidates = candidates.filter(seq__in=list(among))
     if until is not None:
         candidates = candidates.filter(seq__lte=until)
-    return {shown["seq"] for shown in present_events(candidates, viewer) if shown["redacted"]}
+    events = list(candidates)
+    presenter = _EventPresenter(events)  # the decision only: nothing is presented
+    return {event.seq for event in events if not presenter.shown_in_full(event, viewer)}
 
 
 def present_to_each(

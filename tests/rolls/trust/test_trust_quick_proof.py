@@ -73,15 +73,22 @@ def test_a_result_resolved_before_is_still_checked_against_each_rolls_record(pla
 def test_a_face_stored_as_true_is_not_taken_for_a_one(play, users):
     """JSON's true equals 1 in Python: the quick way leaves such a roll to the long way, which
     rolls it again and names the face."""
-    campaign = play("age")
-    events = list(event_rows(campaign.pk))
-    index, position = next(
-        (i, faces.index(1))
-        for i, event in enumerate(events)
-        if event["type"] == "check.rolled" and event["payload"]["dice"] == "server"
-        for faces in [event["payload"]["rolls"][0]["faces"]]
-        if 1 in faces
-    )  # a log without any 1 on the dice would stop this test here (StopIteration)
+    for _ in range(10):  # server dice: a session without a 1 (about one in 15) is played again
+        campaign = play("age")
+        events = list(event_rows(campaign.pk))
+        found = next(
+            (
+                (i, faces.index(1))
+                for i, event in enumerate(events)
+                if event["type"] == "check.rolled" and event["payload"]["dice"] == "server"
+                for faces in [event["payload"]["rolls"][0]["faces"]]
+                if 1 in faces
+            ),
+            None,
+        )
+        if found is not None:
+            break
+    index, position = found
     forged = copy.deepcopy(events)
     forged[index]["payload"]["rolls"][0]["faces"][position] = True
     _rehashed(forged, index)
