@@ -51,6 +51,10 @@ class Check(models.Model):
     # so that a hidden roll's effects can be left out of what other players see.
     resource_changes = models.JSONField(default=dict)
     created_at = models.DateTimeField()
+    # The roll key's index in its session (the payload's dice_key.index): the next check's key
+    # is the last one's plus one, found at the end of the (campaign, seq) index in one step
+    # instead of counting the session's checks under the stream lock.
+    key_index = models.PositiveIntegerField(null=True)
 
     objects = CheckManager()
 

@@ -6,6 +6,8 @@ under the stream lock, so replaying the log never re-decides a rule.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import F
 
 from campaign.models import Character
@@ -50,6 +52,12 @@ def _add_resource(
     Character.objects.filter(pk=character_id).update(resources=resources)
 
 
+def key_index(dice_key: Any) -> int | None:
+    """The roll key's index a check.rolled payload records (None where a log has none)."""
+    index = dice_key.get("index") if isinstance(dice_key, dict) else None
+    return index if type(index) is int and index >= 0 else None
+
+
 @projects(CHECK_ROLLED)
 def _check_rolled(event: Event) -> None:
     data = event.payload
@@ -74,6 +82,7 @@ def _check_rolled(event: Event) -> None:
             "manual": data["dice"] == "manual",
             "outcome": rolls[0]["result"]["outcome"],
             "created_at": event.created_at,
+            "key_index": key_index(data.get("dice_key")),
         },
     )
     for roll in rolls:

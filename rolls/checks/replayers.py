@@ -26,6 +26,7 @@ from eventlog.event_types import (
 )
 from eventlog.projections import written_fields
 from eventlog.replay import Buffer, Replay, Replayed, copy, replays
+from rolls.checks.projectors import key_index
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.rules import recorded_failed_attempt, task_key
 
@@ -51,6 +52,7 @@ COLUMNS = (
     "amendments",
     "resource_changes",
     "created_at",
+    "key_index",
 )
 SEQ, REVEALED, CHARACTER = (COLUMNS.index(name) for name in ("seq", "revealed", "character_id"))
 OUTCOME, AMENDMENTS, CHANGES = (
@@ -196,6 +198,7 @@ def _check_rolled(replay: Replay, event: Replayed) -> None:
         {},
         {},
         event.created_at,
+        key_index(data.get("dice_key")),
     ]
     (replay.buffers.get(Check) or checks(replay)).add(row)
     for roll in rolls:
