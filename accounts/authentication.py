@@ -1,5 +1,5 @@
 """DRF's token authentication, read in one hand-written query (with the membership of the
-campaign the request is about, if any).
+campaign the request is about, if any, and the answer recorded for a write's Idempotency-Key).
 
 Every request of a script, a bot or the generated client authenticates by token; DRF's
 `select_related('user').get(key=…)` costs more in query building than the query itself does
@@ -14,14 +14,18 @@ from django.contrib.auth import get_user_model
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
+from campaign import idempotency
 from campaign.access import member_columns, member_join, remember_member
+from campaign.models import Campaign, Membership
 from eventlog import rows
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
     campaign_id: int | None = None
+    key: str | None = None  # a write's Idempotency-Key (campaign/api/writes.py)
 
     def authenticate(self, request: Request) -> tuple[Any, Token] | None:
         # A request about a campaign reads the user's membership of it in the same statement
@@ -29,21 +33,31 @@ class TokenAuthentication(authentication.TokenAuthentication):
         kwargs = (getattr(request, "parser_context", None) or {}).get("kwargs") or {}
         campaign_id = kwargs.get("campaign_id")
         self.campaign_id = campaign_id if isinstance(campaign_id, int) else None
+        # And a write's recorded answer for its key (idempotency.earlier_answer takes it).
+        key = None if request.method in SAFE_METHODS else request.headers.get(idempotency.HEADER)
+        self.key = key if self.campaign_id is not None and idempotency.valid_key(key) else None
         return super().authenticate(request)
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Token]:
         user_model = get_user_model()
         width = rows.width(Token)
         users = width + rows.width(user_model)
+        member, answer = self.campaign_id is not None, self.key is not None
         sql = (
             f"SELECT {rows.columns(Token, 't')}, {rows.columns(user_model, 'u')}"
-            + (f", {member_columns()}" if self.campaign_id is not None else "")
+            + (f", {member_columns()}" if member else "")
+            + (f", {idempotency.answer_columns()}" if answer else "")
             + f" FROM {Token._meta.db_table} t JOIN {user_model._meta.db_table} u "
             "ON u.id = t.user_id "
-            + (member_join("u") if self.campaign_id is not None else "")
+            + (member_join("u") if member else "")
+            + (f" {idempotency.answer_join('u')}" if answer else "")
             + " WHERE t.key = %s"
         )
-        params = (key,) if self.campaign_id is None else (self.campaign_id, key)
+        params = (
+            *((self.campaign_id,) if member else ()),
+            *((self.campaign_id, self.key) if answer else ()),
+            key,
+        )
         found = rows.fetchone(sql, params)
         if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
@@ -51,6 +65,9 @@ class TokenAuthentication(authentication.TokenAuthentication):
         token.user = rows.instance(user_model, found[width:users])
         if not token.user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
-        if self.campaign_id is not None:
-            remember_member(token.user, self.campaign_id, found[users:])
+        if member:
+            members = users + rows.width(Membership) + rows.width(Campaign)
+            remember_member(token.user, self.campaign_id, found[users:members])
+            if answer:
+                idempotency.remember_answer(token.user, self.campaign_id, self.key, found[members:])
         return token.user, token

@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from campaign import idempotency
 from eventlog.writers import writer_slot
 
-HEADER = "Idempotency-Key"
+HEADER = idempotency.HEADER
 
 
 class _Replay(Exception):
@@ -56,7 +56,7 @@ class WriteView(APIView):
             key=idempotency.check_key(HEADER, self._key),
             fingerprint=self._fingerprint,
         )
-        answer = idempotency.earlier_answer(scope, HEADER)
+        answer = idempotency.earlier_answer(scope, HEADER, request.user)
         if answer is not None:
             raise _Replay(answer)
         self._scope = scope

@@ -21,9 +21,11 @@ from rest_framework.test import APIClient
 # The token's statement reads the membership of the campaign too (accounts/authentication.py).
 #   token+membership+campaign · BEGIN · [lock+table · append(+check row) · COMMIT]
 WITHOUT_KEY = {"postgresql": 5, "sqlite": 7}
-# …plus the key's look-up (its answer rides in the append's statement on PostgreSQL; the service
-# takes no savepoint inside the key's transaction: campaign/idempotency.py, service_transaction).
-WITH_KEY = {"postgresql": 6, "sqlite": 9}
+# With a key: the token's statement reads the answer recorded for it too (none, or a replay),
+# and that answer is written in the append's statement on PostgreSQL; the service takes no
+# savepoint inside the key's transaction (campaign/idempotency.py, service_transaction).
+#   BEGIN · token+membership+campaign+key · [lock+table · append(+check row, +answer) · COMMIT]
+WITH_KEY = {"postgresql": 5, "sqlite": 8}
 # From the statement that takes the stream lock to COMMIT.
 UNDER_LOCK = {
     (False, "postgresql"): 3,
