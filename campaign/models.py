@@ -29,6 +29,9 @@ class Campaign(models.Model):
     # The stream head: the row that appends lock, and the last seq/hash they chain to.
     head_seq = models.PositiveBigIntegerField(default=0)
     head_hash = models.CharField(max_length=64, default="0" * 64)
+    # The seq of the last event that changed who is a member or in what role: read with the
+    # stream lock, it tells a process whether the roster it keeps is current (rolls/live).
+    roster_seq = models.PositiveBigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -45,8 +45,13 @@ def _renamed(event: Event) -> None:
     Campaign.objects.filter(pk=event.campaign_id).update(name=event.payload["name"])
 
 
+def _roster_changed(event: Event) -> None:
+    Campaign.objects.filter(pk=event.campaign_id).update(roster_seq=event.seq)
+
+
 @projects(MEMBER_JOINED)
 def _member_joined(event: Event) -> None:
+    _roster_changed(event)
     Membership.objects.create(
         campaign_id=event.campaign_id,
         user_id=event.payload["user_id"],
@@ -57,6 +62,7 @@ def _member_joined(event: Event) -> None:
 
 @projects(MEMBER_ROLE_CHANGED)
 def _member_role_changed(event: Event) -> None:
+    _roster_changed(event)
     Membership.objects.filter(
         campaign_id=event.campaign_id, user_id=event.payload["user_id"]
     ).update(role=event.payload["role"])
@@ -64,6 +70,7 @@ def _member_role_changed(event: Event) -> None:
 
 @projects(MEMBER_LEFT)
 def _member_left(event: Event) -> None:
+    _roster_changed(event)
     Membership.objects.filter(
         campaign_id=event.campaign_id, user_id=event.payload["user_id"]
     ).delete()

@@ -50,6 +50,7 @@ def _renamed(replay: Replay, event: Replayed) -> None:
 
 @replays(MEMBER_JOINED)
 def _member_joined(replay: Replay, event: Replayed) -> None:
+    replay.owner_changes["roster_seq"] = event.seq
     user_id = event.payload["user_id"]
     replay.buffer(Membership).add(
         user_id,
@@ -62,6 +63,7 @@ def _member_joined(replay: Replay, event: Replayed) -> None:
 
 @replays(MEMBER_ROLE_CHANGED)
 def _member_role_changed(replay: Replay, event: Replayed) -> None:
+    replay.owner_changes["roster_seq"] = event.seq
     member = replay.buffer(Membership).get(event.payload["user_id"])
     if member is not None:
         member["role"] = event.payload["role"]
@@ -69,6 +71,7 @@ def _member_role_changed(replay: Replay, event: Replayed) -> None:
 
 @replays(MEMBER_LEFT)
 def _member_left(replay: Replay, event: Replayed) -> None:
+    replay.owner_changes["roster_seq"] = event.seq
     replay.buffer(Membership).remove(event.payload["user_id"])
 
 

@@ -24,8 +24,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
-    """Throttle counters live in the cache: each test starts with none."""
+    """Throttle counters live in the cache, and the live feed keeps the rosters it read: each
+    test starts with none."""
+    from rolls.live import broadcast
+
     cache.clear()
+    broadcast.forget()
 
 
 def _is_transactional(request: pytest.FixtureRequest) -> bool:

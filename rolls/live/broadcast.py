@@ -41,6 +41,7 @@ import logging
 import os
 import random
 import threading
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
@@ -53,12 +54,17 @@ from redis.exceptions import MaxConnectionsError
 from redis.exceptions import TimeoutError as RedisTimeout
 
 from accounts.revocation import access_revoked
-from campaign.models import Membership, Role
+from campaign.models import Campaign, Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.models import Event
 from eventlog.rows import columns, fetch, instance, width
 from eventlog.stream import on_event_committed
-from rolls.reads.present import CHECK_EVENT_TYPES, present_events, present_to_each
+from rolls.reads.present import (
+    CHECK_EVENT_TYPES,
+    present_events,
+    present_to_each,
+    written_check,
+)
 
 logger = logging.getLogger("rolls.live")
 
@@ -101,7 +107,8 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     cid = event.campaign_id
     subject = event.payload.get("user_id") if event.type in MEMBER_EVENTS else None
     base = {"type": MESSAGE_TYPE, "seq": event.seq, "event_type": event.type, "subject": subject}
-    memberships, names = roster(cid)
+    check = written_check(event)
+    memberships, names = roster(cid, None if check is None else roster_stamp(check.campaign))
     if event.visibility == "public" and event.type not in CHECK_EVENT_TYPES:
         # The common case: rendered once, for a non-GM member when there is one.
         players = [m for m in memberships if m.role != Role.GM]
@@ -136,22 +143,60 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     return pairs
 
 
-def roster(campaign_id: int) -> tuple[list[Membership], dict[int, str]]:
-    """The campaign's members and their usernames: one statement, hand-written (a broadcast's
-    only read when the write handed its facts over; the ORM's query building would cost more
-    than the rest of the rendering)."""
+Roster = tuple[list[Membership], dict[int, str]]
+# The rosters this process read, by campaign: (its `roster_stamp` then, when, the roster). Every
+# change of who is a member, or in what role, is an event that moves the campaign's roster_seq,
+# which a check's write reads with the stream lock: a roster kept at that stamp is the check's
+# (the campaign's creation time tells apart a campaign of the same id in a restored database).
+# Usernames change outside the log (the admin), so a kept roster is read again after
+# ROSTER_KEPT_SECONDS.
+_rosters: dict[int, tuple[tuple, float, Roster]] = {}
+ROSTERS_KEPT = 4096
+ROSTER_KEPT_SECONDS = 60.0
+
+
+def roster_stamp(campaign: Campaign) -> tuple:
+    return campaign.roster_seq, campaign.created_at
+
+
+def roster(campaign_id: int, stamp: tuple | None = None) -> Roster:
+    """The campaign's members and their usernames. ``stamp``: the campaign's `roster_stamp` as
+    the write being published read it under the stream lock; the roster kept at that stamp is
+    then used without a read. Else one statement, hand-written (the ORM's query building would
+    cost more than the rest of the rendering)."""
+    kept = _rosters.get(campaign_id)
+    if (
+        kept is not None
+        and stamp is not None
+        and kept[0] == stamp
+        and time.monotonic() - kept[1] < ROSTER_KEPT_SECONDS
+    ):
+        return kept[2]
     User = get_user_model()
     users = User._meta.db_table
     username = User._meta.get_field(User.USERNAME_FIELD).column
     sql = (
-        f"SELECT {columns(Membership, 'm')}, u.{username} FROM {Membership._meta.db_table} m "
+        f"SELECT {columns(Membership, 'm')}, u.{username}, {columns(Campaign, 'c')} "
+        f"FROM {Membership._meta.db_table} m "
         f"JOIN {users} u ON u.{User._meta.pk.column} = m.user_id "
+        f"JOIN {Campaign._meta.db_table} c ON c.id = m.campaign_id "
         "WHERE m.campaign_id = %s ORDER BY m.id"
     )
     rows = fetch(sql, (campaign_id,))  # prepared on PostgreSQL
     n = width(Membership)
     members = [instance(Membership, row[:n]) for row in rows]
-    return members, {member.user_id: row[n] for member, row in zip(members, rows, strict=True)}
+    read = members, {member.user_id: row[n] for member, row in zip(members, rows, strict=True)}
+    if rows:
+        if len(_rosters) >= ROSTERS_KEPT:
+            _rosters.clear()
+        campaign = instance(Campaign, rows[0][n + 1 :])
+        _rosters[campaign_id] = (roster_stamp(campaign), time.monotonic(), read)
+    return read
+
+
+def forget() -> None:
+    """Drop the kept rosters (tests: a database emptied between them reuses campaign ids)."""
+    _rosters.clear()
 
 
 Pairs = list[tuple[str, dict[str, Any]]]

@@ -23,8 +23,10 @@ from rolls.reads.present import present_check, present_to_each, written_check
 from tests.live.conftest import FAILURE, SUCCESS
 
 # Publishing a check's frames: the roster (members and usernames), one statement, whatever the
-# roll (a failure's dramatic failure offers were read by the answer, under the lock).
+# roll (a failure's dramatic failure offers were read by the answer, under the lock)…
 PUBLISH_STATEMENTS = 1
+# …and none while the process keeps the roster as of the check's (rolls/live/broadcast.py).
+KEPT_ROSTER_STATEMENTS = 0
 
 
 @pytest.fixture(autouse=True)
@@ -164,8 +166,8 @@ def test_publishing_a_checks_frames_costs_a_fixed_number_of_statements(table, ro
     """Through the API, as the pages roll (with an Idempotency-Key, the answer is presented
     inside the write's transaction; without one, after it): from the write's facts, a failure's
     offers take the dramatic failures taken from the table read under the lock (for the answer
-    and the frames together), and the frames read only the roster besides. A change that adds a
-    statement fails here."""
+    and the frames together), and the frames read nothing besides: the warm roll's publishing
+    kept the roster. A change that adds a statement fails here."""
     client = APIClient(HTTP_ACCEPT_LANGUAGE="en")
     client.credentials(HTTP_AUTHORIZATION=f"Token {table.tokens[roller]}")
     body = {**table.roll(roller, faces=faces), "client_seed": "5eed" * 8}
@@ -184,9 +186,9 @@ def test_publishing_a_checks_frames_costs_a_fixed_number_of_statements(table, ro
     written = next(i for i, sql in enumerate(statements) if _inserts_the_check(sql))
     commit = next(i for i, sql in enumerate(statements) if sql.upper().startswith("COMMIT"))
     reads = [sql for sql in statements[written:] if sql.lstrip().upper().startswith("SELECT")]
-    assert len(reads) == PUBLISH_STATEMENTS, "\n".join(reads)
+    assert len(reads) == KEPT_ROSTER_STATEMENTS, "\n".join(reads)
     if key:  # the answer read under the lock what the frames use after COMMIT
-        assert len(statements[commit + 1 :]) == PUBLISH_STATEMENTS, _listing(captured)
+        assert len(statements[commit + 1 :]) == KEPT_ROSTER_STATEMENTS, _listing(captured)
     kinds = [offer["kind"] for offer in answer.json()["follow_ups"]]
     assert kinds == (["dramatic_failure"] if faces == FAILURE else [])
 
@@ -194,3 +196,34 @@ def test_publishing_a_checks_frames_costs_a_fixed_number_of_statements(table, ro
 def _inserts_the_check(sql: str) -> bool:
     """The check row's INSERT: a statement of its own, or a CTE of the append's (PostgreSQL)."""
     return f"INSERT INTO {Check._meta.db_table} " in sql.replace('"', "")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_roster_is_read_again_once_the_membership_changed(table, django_user_model):
+    """A process keeps the roster it read for as long as nobody joins, leaves or changes role:
+    each of those is an event that moves the campaign's roster_seq, which the next check reads
+    with the stream lock, so the roster is read again, also when another process (here: nothing
+    this process is told besides the database) made the change."""
+    from rolls.live import broadcast
+
+    messages_for(_write(table, "alice", "private").event)  # read, and kept
+    kept = _write(table, "alice", "private")
+    with CaptureQueriesContext(connection) as captured:
+        messages_for(kept.event)
+    assert len(captured) == KEPT_ROSTER_STATEMENTS, _listing(captured)
+
+    carol = django_user_model.objects.create_user("carol", password="carol-password")
+    campaign_services.join_campaign(invite_code=table.campaign.invite_code, user=carol)
+    gm, boris, olga = (table.users[name] for name in ("gm", "boris", "olga"))
+    campaign_services.leave_campaign(campaign=table.campaign, actor=gm, user_id=boris.pk)
+    campaign_services.change_role(campaign=table.campaign, actor=gm, user_id=olga.pk, role="gm")
+    check = _write(table, "alice", "private")  # published at COMMIT: the roster read again
+    assert check.campaign.roster_seq > kept.campaign.roster_seq
+    pairs = messages_for(check.event)
+    members, _ = broadcast.roster(table.id, broadcast.roster_stamp(check.campaign))
+    roles = {member.user_id: member.role for member in members}
+    assert carol.pk in roles and boris.pk not in roles and roles[olga.pk] == "gm"
+    fresh = messages_for(Event.objects.get(campaign=table.campaign, seq=check.seq))
+    assert _parsed(pairs) == _parsed(fresh)
+    full_for = {uid for _, message in pairs for uid in message.get("full_for", [])}
+    assert boris.pk not in full_for
