@@ -59,12 +59,7 @@ from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.models import Event
 from eventlog.rows import columns, fetch, instance, width
 from eventlog.stream import on_event_committed
-from rolls.reads.present import (
-    CHECK_EVENT_TYPES,
-    present_events,
-    present_to_each,
-    written_check,
-)
+from rolls.reads.present import CHECK_EVENT_TYPES, texts_to_each, written_check
 
 logger = logging.getLogger("rolls.live")
 
@@ -95,6 +90,11 @@ def event_frame(shown: dict[str, Any]) -> str:
     return json.dumps({"type": "event", "event": shown}, separators=(",", ":"))
 
 
+def _text_frame(text: str) -> str:
+    """`event_frame` of an event presented as its JSON text (`texts_to_each`): the same bytes."""
+    return f'{{"type":"event","event":{text}}}'
+
+
 def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
     """(group, message) pairs for one committed event, in the order they are to be sent.
 
@@ -113,15 +113,17 @@ def messages_for(event: Event) -> list[tuple[str, dict[str, Any]]]:
         # The common case: rendered once, for a non-GM member when there is one.
         players = [m for m in memberships if m.role != Role.GM]
         sample = (players or memberships or [None])[0]
-        shown = present_events([event], sample, names)[0] if sample else None
-        if shown and not shown["redacted"]:
-            return [(group_all(cid), {**base, "rendered_for": "any", "text": event_frame(shown)})]
+        if sample is not None:
+            text, full = texts_to_each(event, [sample], names)[sample.user_id]
+            if full:
+                frame = _text_frame(text)
+                return [(group_all(cid), {**base, "rendered_for": "any", "text": frame})]
     frames: dict[int, str] = {}  # members of one class of viewer share one rendering: one text
     texts: dict[int, str] = {}
-    for uid, shown in present_to_each(event, memberships, names).items():
-        if id(shown) not in frames:
-            frames[id(shown)] = event_frame(shown)
-        texts[uid] = frames[id(shown)]
+    for uid, (text, _) in texts_to_each(event, memberships, names).items():
+        if id(text) not in frames:
+            frames[id(text)] = _text_frame(text)
+        texts[uid] = frames[id(text)]
     gms = [m.user_id for m in memberships if m.role == Role.GM]
     others = [m.user_id for m in memberships if m.role != Role.GM]
     if len(set(texts.values())) == 1:

@@ -203,17 +203,23 @@ class _EventPresenter:
                     return ("owner", viewer.user_id)
         return "seen"
 
-    def by_class(self, viewers: Iterable[Membership]) -> list[list[dict[str, Any]]]:
+    def by_class(
+        self,
+        viewers: Iterable[Membership],
+        render: Callable[[Event, Membership], Any] | None = None,
+    ) -> list[list[Any]]:
         """The events as each of ``viewers`` may see them, each event rendered once per class
-        of viewer (`viewer_class`); the same dicts are shared between viewers of a class."""
+        of viewer (`viewer_class`); the same renderings are shared between viewers of a class.
+        ``render``: `_one` (dicts, the default) or `_text` (JSON texts)."""
+        render = render or self._one
         viewers = list(viewers)
-        shown: list[list[dict[str, Any]]] = [[] for _ in viewers]
+        shown: list[list[Any]] = [[] for _ in viewers]
         for event in self.events:
-            rendered: dict[Hashable, dict[str, Any]] = {}
+            rendered: dict[Hashable, Any] = {}
             for n, viewer in enumerate(viewers):
                 key = self.viewer_class(event, viewer)
                 if key not in rendered:
-                    rendered[key] = self._one(event, viewer)
+                    rendered[key] = render(event, viewer)
                 shown[n].append(rendered[key])
         return shown
 
@@ -376,6 +382,17 @@ def present_to_each(
     return {member.user_id: own[0] for member, own in zip(members, shown, strict=True)}
 
 
+def texts_to_each(
+    event: Event, members: list[Membership], names: dict[int, str] | None = None
+) -> dict[int, tuple[str, bool]]:
+    """`present_to_each` as JSON texts (the bytes `json.dumps` writes of its dicts, compact),
+    and whether each member is shown the event in full: the live feed's frames, whose payload
+    goes in as its stored canonical text instead of being encoded again."""
+    presenter = _EventPresenter([event], names)
+    shown = presenter.by_class(members, presenter._text)
+    return {member.user_id: own[0] for member, own in zip(members, shown, strict=True)}
+
+
 class SharedPage:
     """A page of the log read once and presented per class of viewer (`viewer_class`): the
     socket's catch-up renders it once per class and shares it between the sockets catching up
@@ -450,7 +467,8 @@ def _payload_json(event: Event) -> str:
     """The payload as `_dumps` writes it: the stored canonical text as it is when it is ASCII
     without DEL (then the two agree byte for byte: keys sorted, no spaces, the same escapes),
     else encoded again (the canonical text keeps those characters unescaped)."""
-    text = getattr(event, "payload_text", None)
+    # A written event has its canonical text in hand (eventlog/stream.py); one read, stored.
+    text = getattr(event, "canonical_text", None) or getattr(event, "payload_text", None)
     if text is not None and text.isascii() and "\x7f" not in text:
         return text
     return _dumps(event.payload)
