@@ -71,6 +71,7 @@ class Server:
     log: Path
     redis_url: str | None = None
     heartbeat: float = 3600  # effectively off unless a test is about the heartbeat
+    env: dict[str, str] = field(default_factory=dict)  # more settings, e.g. a lock timeout
     port: int = 0
     process: subprocess.Popen | None = None
 
@@ -86,6 +87,7 @@ class Server:
             "LIVE_HEARTBEAT_SECONDS": str(self.heartbeat),
             "DEBUG": "0",
             "LOG_LEVEL": "WARNING",
+            **self.env,
         }
         env.pop("REDIS_URL", None)
         if self.redis_url:
@@ -199,25 +201,37 @@ class Table:
 
 
 @pytest.fixture
-def table(make_campaign, users) -> Table:
+def make_table(make_campaign, users) -> Callable[[], Table]:
+    """Tables as `table`'s, the same users (and tokens) at each."""
+
+    def make() -> Table:
+        campaign = make_campaign("cofd", {"manual_dice": True})
+        gm = users["gm"]
+        campaign_services.start_chapter(campaign=campaign, actor=gm)
+        campaign_services.start_session(campaign=campaign, actor=gm)
+        characters = {
+            name: campaign_services.create_character(
+                campaign=campaign, actor=users[name], name=f"{name}'s hero", traits=SHEET
+            )
+            for name in ("alice", "boris")
+        }
+        characters["gm"] = campaign_services.create_character(
+            campaign=campaign, actor=gm, name="The NPC", traits=SHEET
+        )
+        tokens = {
+            name: Token.objects.get_or_create(user=user)[0].key for name, user in users.items()
+        }
+        campaign.refresh_from_db()
+        return Table(campaign=campaign, users=users, tokens=tokens, characters=characters)
+
+    return make
+
+
+@pytest.fixture
+def table(make_table) -> Table:
     """A CofD campaign with manual dice (exact outcomes), an open session and chapter; characters
     for alice, boris and the GM's NPC; an API token for every member and for the stranger."""
-    campaign = make_campaign("cofd", {"manual_dice": True})
-    gm = users["gm"]
-    campaign_services.start_chapter(campaign=campaign, actor=gm)
-    campaign_services.start_session(campaign=campaign, actor=gm)
-    characters = {
-        name: campaign_services.create_character(
-            campaign=campaign, actor=users[name], name=f"{name}'s hero", traits=SHEET
-        )
-        for name in ("alice", "boris")
-    }
-    characters["gm"] = campaign_services.create_character(
-        campaign=campaign, actor=gm, name="The NPC", traits=SHEET
-    )
-    tokens = {name: Token.objects.create(user=user).key for name, user in users.items()}
-    campaign.refresh_from_db()
-    return Table(campaign=campaign, users=users, tokens=tokens, characters=characters)
+    return make_table()
 
 
 async def in_db(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
