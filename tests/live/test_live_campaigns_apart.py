@@ -4,8 +4,8 @@ calls share by default, where a write held on one campaign's lock held up every 
 process: the other tables' rolls, even their connecting. A campaign's writes beyond its
 WRITERS_PER_CAMPAIGN queue on the loop, holding neither a thread nor a connection.
 
-The held-lock tests need PostgreSQL: a campaign's stream lock is a row lock there (SQLite has one write lock for the
-whole file, which every campaign's write waits for)."""
+The held-lock tests need PostgreSQL: a campaign's stream lock is a row lock there (SQLite has
+one write lock for the whole file, which every campaign's write waits for)."""
 
 from __future__ import annotations
 
