@@ -56,14 +56,31 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def prepare() -> tuple[str, int, str]:
+def fresh_sqlite(name: str) -> str:
+    """The URL of a new, empty SQLite file under var/bench/."""
     BENCH.mkdir(parents=True, exist_ok=True)
-    db = BENCH / "sockets.sqlite3"
+    db = BENCH / name
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    url = f"sqlite:///{db}"
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    return f"sqlite:///{db}"
+
+
+def run_django(script: str, database_url: str) -> list[str]:
+    """Run `script` with Django set up on `database_url`; the words it printed."""
+    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings"}
     env.pop("REDIS_URL", None)
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+
+
+def prepare() -> tuple[str, int, str]:
+    url = fresh_sqlite("sockets.sqlite3")
     script = (
         "import django; django.setup();"
         "from django.core.management import call_command; call_command('migrate', verbosity=0);"
@@ -74,14 +91,7 @@ def prepare() -> tuple[str, int, str]:
         "c = services.create_campaign(name='B', system='cofd', created_by=u);"
         "print(c.pk, Token.objects.create(user=u).key)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
+    out = run_django(script, url)
     return url, int(out[-2]), out[-1]
 
 
@@ -175,24 +185,9 @@ async def measure(
 
 def prepare_writes(database_url: str | None) -> tuple[str, str, list[tuple[int, str]]]:
     """Two campaigns with an open session and a character each, and the GM's token."""
-    if database_url is None:
-        BENCH.mkdir(parents=True, exist_ok=True)
-        db = BENCH / "writes.sqlite3"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{db}{suffix}").unlink(missing_ok=True)
-        database_url = f"sqlite:///{db}"
-    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings"}
-    env.pop("REDIS_URL", None)
-    lines = subprocess.run(
-        [sys.executable, "-c", WRITES_SCRIPT],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split("\n")
-    token, *tables = [line for line in lines if line.strip()]
-    return database_url, token, [(int(c), hero) for c, hero in (t.split() for t in tables)]
+    url = database_url or fresh_sqlite("writes.sqlite3")
+    token, *tables = run_django(WRITES_SCRIPT, url)
+    return url, token, [(int(c), hero) for c, hero in zip(tables[::2], tables[1::2], strict=True)]
 
 
 async def write_times(
