@@ -26,7 +26,7 @@ from rolls.models import (
     VerificationCheckpoint,
     VerifiedSession,
 )
-from rolls.reads.known import failed_attempts
+from rolls.reads.known import failed_attempts, failed_attempts_of
 from rolls.reads.present import shown_in_full
 from rolls.reads.visibility import may_see, outsider
 
@@ -144,17 +144,31 @@ class TaskAttemptsAdmin(SeenByAdmin):
 
     def get_queryset(self, request):
         rows = super().get_queryset(request).select_related("campaign")
-        unknown = [
-            row.pk
-            for row in rows.filter(failures__gt=0)
-            if (viewer := viewer_of(request, row.campaign_id)).role != Role.GM
-            and _known_failures(row, viewer) == 0
-        ]
+        # Decided once per request (a changelist asks for its queryset more than once), for all
+        # the rows at once: a fixed number of statements, however many tasks are hidden.
+        unknown = getattr(request, "_admin_unknown_tasks", None)
+        if unknown is None:
+            failed = [
+                row
+                for row in rows.filter(failures__gt=0)
+                if viewer_of(request, row.campaign_id).role != Role.GM
+            ]
+            known = failed_attempts_of(failed, lambda campaign_id: viewer_of(request, campaign_id))
+            unknown = request._admin_unknown_tasks = [pk for pk, n in known.items() if n == 0]
         return rows.exclude(pk__in=unknown)
+
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        rows = changelist.result_list
+        known = failed_attempts_of(rows, lambda campaign_id: viewer_of(request, campaign_id))
+        for row in rows:
+            row.known = known[row.pk]
+        return changelist
 
     @admin.display(description=_("failed attempts"))
     def known_failures(self, attempts: TaskAttempts) -> int:
-        return _known_failures(attempts, attempts.viewer)
+        known = getattr(attempts, "known", None)  # a changelist's row: read with the others
+        return _known_failures(attempts, attempts.viewer) if known is None else known
 
 
 def _known_failures(attempts: TaskAttempts, viewer: Membership) -> int:
