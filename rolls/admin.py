@@ -7,7 +7,8 @@ check a stub, and the rule state counts only the rolls they may see (`rolls.read
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.contrib import admin
 from django.db.models import Exists, OuterRef
@@ -31,15 +32,24 @@ from rolls.reads.present import shown_in_full
 from rolls.reads.visibility import may_see, outsider
 
 HIDDEN = _("hidden")
+T = TypeVar("T")
+
+
+def _once(request: HttpRequest, name: str, read: Callable[[], T]) -> T:
+    """`read()`, once per request (a changelist asks for its queryset more than once)."""
+    if not hasattr(request, name):
+        setattr(request, name, read())
+    return getattr(request, name)
 
 
 def viewer_of(request: HttpRequest, campaign_id: int) -> Membership:
     """The signed-in staff member as a viewer of one campaign (their memberships read once per
     request)."""
-    mine = getattr(request, "_admin_memberships", None)
-    if mine is None:
-        mine = {m.campaign_id: m for m in Membership.objects.filter(user_id=request.user.pk)}
-        request._admin_memberships = mine
+    mine = _once(
+        request,
+        "_admin_memberships",
+        lambda: {m.campaign_id: m for m in Membership.objects.filter(user_id=request.user.pk)},
+    )
     return mine.get(campaign_id) or outsider(campaign_id)
 
 
@@ -117,17 +127,21 @@ class RuleUseAdmin(ReadOnlyAdmin):
     list_filter = ["rule"]
 
     def get_queryset(self, request):
+        unseen = _once(request, "_admin_unseen_checks", lambda: self._unseen(request))
+        rolled_unseen = Check.objects.filter(
+            pk__in=unseen, campaign_id=OuterRef("campaign_id"), seq=OuterRef("check_seq")
+        )
+        return super().get_queryset(request).exclude(Exists(rolled_unseen))
+
+    @staticmethod
+    def _unseen(request: HttpRequest) -> list[int]:
         hidden = (
             Check.objects.filter(revealed=False)
             .exclude(visibility="public")
             .select_related(None)
             .only("pk", "campaign_id", "visibility", "revealed", "audience")
         )
-        unseen = [c.pk for c in hidden if not may_see(c, viewer_of(request, c.campaign_id))]
-        rolled_unseen = Check.objects.filter(
-            pk__in=unseen, campaign_id=OuterRef("campaign_id"), seq=OuterRef("check_seq")
-        )
-        return super().get_queryset(request).exclude(Exists(rolled_unseen))
+        return [c.pk for c in hidden if not may_see(c, viewer_of(request, c.campaign_id))]
 
 
 @admin.register(TaskAttempts)
@@ -144,18 +158,20 @@ class TaskAttemptsAdmin(SeenByAdmin):
 
     def get_queryset(self, request):
         rows = super().get_queryset(request).select_related("campaign")
-        # Decided once per request (a changelist asks for its queryset more than once), for all
-        # the rows at once: a fixed number of statements, however many tasks are hidden.
-        unknown = getattr(request, "_admin_unknown_tasks", None)
-        if unknown is None:
-            failed = [
-                row
-                for row in rows.filter(failures__gt=0)
-                if viewer_of(request, row.campaign_id).role != Role.GM
-            ]
-            known = failed_attempts_of(failed, lambda campaign_id: viewer_of(request, campaign_id))
-            unknown = request._admin_unknown_tasks = [pk for pk, n in known.items() if n == 0]
+        unknown = _once(request, "_admin_unknown_tasks", lambda: self._unknown(request, rows))
         return rows.exclude(pk__in=unknown)
+
+    @staticmethod
+    def _unknown(request: HttpRequest, rows) -> list[int]:
+        """The counters with failures of which the staff member knows none: all read at once, a
+        fixed number of statements however many there are."""
+        failed = [
+            row
+            for row in rows.filter(failures__gt=0)
+            if viewer_of(request, row.campaign_id).role != Role.GM
+        ]
+        known = failed_attempts_of(failed, lambda campaign_id: viewer_of(request, campaign_id))
+        return [pk for pk, n in known.items() if n == 0]
 
     def get_changelist_instance(self, request):
         changelist = super().get_changelist_instance(request)
