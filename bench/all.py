@@ -71,7 +71,7 @@ def main() -> int:
         ["bench/api.py", *quick, *pg],
         ["bench/check_path.py", *quick, *pg],
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
-        ["bench/sockets.py"],
+        ["bench/sockets.py", *pg],
         ["bench/feed.py", *(["--repeat", "3"] if args.quick else [])],
         ["bench/catchup.py", *(["--sockets", "50"] if args.quick else [])],
     ]

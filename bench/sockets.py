@@ -1,19 +1,30 @@
-"""Benchmark: memory per connected live-feed socket, beside a bare Channels consumer.
+"""Benchmark: memory per connected live-feed socket, beside a bare Channels consumer; and two
+campaigns' socket writes in one process, beside one campaign's.
 
-    .venv/bin/python bench/sockets.py [--sockets 200]
+    .venv/bin/python bench/sockets.py [--sockets 200] [--writes 60] [--database-url URL]
 
-Starts the real app under uvicorn (SQLite under var/bench/, in-memory channel layer) with a
-campaign and a token, opens N authenticated feed sockets to it and reads the server's resident
+Memory: starts the real app under uvicorn (SQLite under var/bench/, in-memory channel layer) with
+a campaign and a token, opens N authenticated feed sockets to it and reads the server's resident
 memory before and after; then does the same against a bare `AsyncWebsocketConsumer` that accepts
 every socket and does nothing (the baseline: what Channels and uvicorn cost per socket anyway).
+
+Writes: one uvicorn process, two campaigns, WRITERS sockets on each sending rolls one after the
+other. The time for `--writes` rolls on each of the two campaigns at once, beside the time for
+`--writes` rolls on one campaign alone (the baseline), alternated, median of three: 2.0 means the
+process ran the two campaigns' writes one at a time (as on channels' one shared database thread),
+1.0 fully side by side. Writes to one campaign serialise on its lock anyway; on SQLite (the
+default) every write takes the file's one write lock, so the figure that tells is PostgreSQL's
+(`--database-url`, a database it empties first).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -45,14 +56,31 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def prepare() -> tuple[str, int, str]:
+def fresh_sqlite(name: str) -> str:
+    """The URL of a new, empty SQLite file under var/bench/."""
     BENCH.mkdir(parents=True, exist_ok=True)
-    db = BENCH / "sockets.sqlite3"
+    db = BENCH / name
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    url = f"sqlite:///{db}"
-    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    return f"sqlite:///{db}"
+
+
+def run_django(script: str, database_url: str) -> list[str]:
+    """Run `script` with Django set up on `database_url`; the words it printed."""
+    env = {**os.environ, "DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "config.settings"}
     env.pop("REDIS_URL", None)
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+
+
+def prepare() -> tuple[str, int, str]:
+    url = fresh_sqlite("sockets.sqlite3")
     script = (
         "import django; django.setup();"
         "from django.core.management import call_command; call_command('migrate', verbosity=0);"
@@ -63,18 +91,38 @@ def prepare() -> tuple[str, int, str]:
         "c = services.create_campaign(name='B', system='cofd', created_by=u);"
         "print(c.pk, Token.objects.create(user=u).key)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
+    out = run_django(script, url)
     return url, int(out[-2]), out[-1]
 
 
-def start(app: str, database_url: str, *options: str) -> tuple[subprocess.Popen, int]:
+WRITERS = 2  # sockets per campaign, each writing one roll after the other (WRITERS_PER_CAMPAIGN)
+WRITES_SCRIPT = """
+import django
+django.setup()
+from django.core.management import call_command
+from django.db import connection
+if connection.vendor == "postgresql":
+    with connection.cursor() as cursor:  # start from an empty schema
+        cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
+call_command("migrate", verbosity=0)
+from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from campaign import services
+user = get_user_model().objects.create_user("writer", password="bench-pass")
+print(Token.objects.create(user=user).key)
+for name in ("A", "B"):
+    campaign = services.create_campaign(name=name, system="cofd", created_by=user)
+    services.start_chapter(campaign=campaign, actor=user)
+    services.start_session(campaign=campaign, actor=user)
+    sheet = {"attributes": {"Wits": 3}, "skills": {"Occult": 2}}
+    hero = services.create_character(campaign=campaign, actor=user, name="NPC", traits=sheet)
+    print(campaign.pk, hero.pk)
+"""
+
+
+def start(
+    app: str, database_url: str, *options: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, int]:
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -87,6 +135,7 @@ def start(app: str, database_url: str, *options: str) -> tuple[subprocess.Popen,
         "DEBUG": "0",
         "LOG_LEVEL": "WARNING",
         "PYTHONPATH": f"{ROOT}:{BENCH}",
+        **(env or {}),
     }
     env.pop("REDIS_URL", None)
     process = subprocess.Popen(
@@ -134,10 +183,98 @@ async def measure(
     return (after - before) / count
 
 
+def prepare_writes(database_url: str | None) -> tuple[str, str, list[tuple[int, str]]]:
+    """Two campaigns with an open session and a character each, and the GM's token."""
+    url = database_url or fresh_sqlite("writes.sqlite3")
+    token, *tables = run_django(WRITES_SCRIPT, url)
+    return url, token, [(int(c), hero) for c, hero in zip(tables[::2], tables[1::2], strict=True)]
+
+
+async def write_times(
+    port: int, token: str, tables: list[tuple[int, str]], writes: int, rounds: int = 3
+) -> tuple[float, float]:
+    """Median seconds for `writes` rolls to one campaign, and to each of two at once."""
+    from websockets.asyncio.client import connect
+
+    headers = {"Authorization": f"Token {token}"}
+    sockets = {
+        campaign: [
+            await connect(
+                f"ws://127.0.0.1:{port}/ws/campaigns/{campaign}/", additional_headers=headers
+            )
+            for _ in range(WRITERS)
+        ]
+        for campaign, _ in tables
+    }
+
+    async def write(ws, hero: str, count: int) -> None:
+        for n in range(count):
+            request = {"character": hero, "traits": ["Wits", "Occult"], "label": f"w{n}"}
+            await ws.send(json.dumps({"type": "roll", "ref": n, "request": request}))
+            while True:  # the campaign's events arrive meanwhile
+                frame = json.loads(await ws.recv())
+                if frame.get("ref") == n:
+                    if frame["type"] != "result":
+                        raise RuntimeError(f"a roll was refused: {frame}")
+                    break
+
+    async def timed(chosen: list[tuple[int, str]]) -> float:
+        began = time.perf_counter()
+        await asyncio.gather(
+            *(write(ws, hero, writes // WRITERS) for c, hero in chosen for ws in sockets[c])
+        )
+        return time.perf_counter() - began
+
+    await timed(tables)  # warm up: connections, imports, caches
+    one, two = [], []
+    for _ in range(rounds):
+        one.append(await timed(tables[:1]))
+        two.append(await timed(tables))
+    for group in sockets.values():
+        for ws in group:
+            await ws.close()
+    return statistics.median(one), statistics.median(two)
+
+
+def measure_writes(writes: int, database_url: str | None) -> None:
+    url, token, tables = prepare_writes(database_url)
+    db = "PostgreSQL" if url.startswith("postgres") else "SQLite"
+    # One user writes everything: lift the per-user and per-socket budgets.
+    budgets = {"WRITE_RATE": "1000000/min", "LIVE_FRAME_RATE": "10000", "LIVE_FRAME_BURST": "10000"}
+    process, port = start("config.asgi:application", url, env=budgets)
+    try:
+        one, two = asyncio.run(write_times(port, token, tables, writes))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    ratio = two / one
+    print(f"socket writes, one uvicorn process, {db}, {WRITERS} sockets per campaign:")
+    print(f"  {writes} rolls to one campaign      {one:8.2f} s")
+    print(f"  {writes} rolls to each of two        {two:8.2f} s")
+    print(f"  ratio (2.0: one at a time)   {ratio:8.2f}x")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from summary import record
+
+    record(
+        f"sockets: two campaigns' socket writes in one process ({db}, {writes} each)",
+        two,
+        "s",
+        one,
+        "baseline: one campaign's alone; 2x: one at a time",
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sockets", type=int, default=200)
+    parser.add_argument("--writes", type=int, default=60, help="rolls per campaign; 0: none")
+    parser.add_argument("--writes-only", action="store_true")
+    parser.add_argument("--database-url", default=None, help="for the writes (emptied first)")
     args = parser.parse_args()
+    if args.writes:
+        measure_writes(args.writes, args.database_url)
+    if args.writes_only:
+        return
     database_url, campaign_id, token = prepare()
     (BENCH / "bare_asgi.py").write_text(BARE_APP)
     results = {}

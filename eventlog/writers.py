@@ -37,22 +37,22 @@ def _slot_of(campaign_id: int) -> threading.BoundedSemaphore:
 
 
 @contextmanager
-def writer_slot(campaign_id: int | None) -> Iterator[None]:
-    """Hold one of the campaign's writer slots (no bound for writes about no one campaign)."""
+def writer_slot(campaign_id: int | None, *, waited: float = 0.0) -> Iterator[None]:
+    """Hold one of the campaign's writer slots (no bound for writes about no one campaign).
+    `waited`: seconds the write already queued for its turn (a socket's, on the event loop:
+    rolls/live/consumers.py), taken from its one budget."""
     if campaign_id is None:
         yield
         return
     slot = _slot_of(campaign_id)
     budget = settings.DB_LOCK_TIMEOUT_SECONDS
-    if slot.acquire(blocking=False):
-        waited = 0.0
-    else:
+    if not slot.acquire(blocking=False):
         if not connection.in_atomic_block:
             connection.close()  # wait without a connection: give it back to the pool
         began = time.monotonic()
-        if not slot.acquire(timeout=budget):
+        if not slot.acquire(timeout=max(budget - waited, MIN_LOCK_WAIT)):
             raise Busy(f"campaign {campaign_id}: no writer slot within the lock timeout")
-        waited = time.monotonic() - began
+        waited += time.monotonic() - began
     try:
         if waited:
             with _lock_wait(max(budget - waited, MIN_LOCK_WAIT)):

@@ -7,7 +7,8 @@ check a stub, and the rule state counts only the rolls they may see (`rolls.read
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.contrib import admin
 from django.db.models import Exists, OuterRef
@@ -26,20 +27,29 @@ from rolls.models import (
     VerificationCheckpoint,
     VerifiedSession,
 )
-from rolls.reads.known import failed_attempts
+from rolls.reads.known import failed_attempts, failed_attempts_of
 from rolls.reads.present import shown_in_full
 from rolls.reads.visibility import may_see, outsider
 
 HIDDEN = _("hidden")
+T = TypeVar("T")
+
+
+def _once(request: HttpRequest, name: str, read: Callable[[], T]) -> T:
+    """`read()`, once per request (a changelist asks for its queryset more than once)."""
+    if not hasattr(request, name):
+        setattr(request, name, read())
+    return getattr(request, name)
 
 
 def viewer_of(request: HttpRequest, campaign_id: int) -> Membership:
     """The signed-in staff member as a viewer of one campaign (their memberships read once per
     request)."""
-    mine = getattr(request, "_admin_memberships", None)
-    if mine is None:
-        mine = {m.campaign_id: m for m in Membership.objects.filter(user_id=request.user.pk)}
-        request._admin_memberships = mine
+    mine = _once(
+        request,
+        "_admin_memberships",
+        lambda: {m.campaign_id: m for m in Membership.objects.filter(user_id=request.user.pk)},
+    )
     return mine.get(campaign_id) or outsider(campaign_id)
 
 
@@ -117,17 +127,21 @@ class RuleUseAdmin(ReadOnlyAdmin):
     list_filter = ["rule"]
 
     def get_queryset(self, request):
+        unseen = _once(request, "_admin_unseen_checks", lambda: self._unseen(request))
+        rolled_unseen = Check.objects.filter(
+            pk__in=unseen, campaign_id=OuterRef("campaign_id"), seq=OuterRef("check_seq")
+        )
+        return super().get_queryset(request).exclude(Exists(rolled_unseen))
+
+    @staticmethod
+    def _unseen(request: HttpRequest) -> list[int]:
         hidden = (
             Check.objects.filter(revealed=False)
             .exclude(visibility="public")
             .select_related(None)
             .only("pk", "campaign_id", "visibility", "revealed", "audience")
         )
-        unseen = [c.pk for c in hidden if not may_see(c, viewer_of(request, c.campaign_id))]
-        rolled_unseen = Check.objects.filter(
-            pk__in=unseen, campaign_id=OuterRef("campaign_id"), seq=OuterRef("check_seq")
-        )
-        return super().get_queryset(request).exclude(Exists(rolled_unseen))
+        return [c.pk for c in hidden if not may_see(c, viewer_of(request, c.campaign_id))]
 
 
 @admin.register(TaskAttempts)
@@ -144,17 +158,33 @@ class TaskAttemptsAdmin(SeenByAdmin):
 
     def get_queryset(self, request):
         rows = super().get_queryset(request).select_related("campaign")
-        unknown = [
-            row.pk
-            for row in rows.filter(failures__gt=0)
-            if (viewer := viewer_of(request, row.campaign_id)).role != Role.GM
-            and _known_failures(row, viewer) == 0
-        ]
+        unknown = _once(request, "_admin_unknown_tasks", lambda: self._unknown(request, rows))
         return rows.exclude(pk__in=unknown)
+
+    @staticmethod
+    def _unknown(request: HttpRequest, rows) -> list[int]:
+        """The counters with failures of which the staff member knows none: all read at once, a
+        fixed number of statements however many there are."""
+        failed = [
+            row
+            for row in rows.filter(failures__gt=0)
+            if viewer_of(request, row.campaign_id).role != Role.GM
+        ]
+        known = failed_attempts_of(failed, lambda campaign_id: viewer_of(request, campaign_id))
+        return [pk for pk, n in known.items() if n == 0]
+
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        rows = changelist.result_list
+        known = failed_attempts_of(rows, lambda campaign_id: viewer_of(request, campaign_id))
+        for row in rows:
+            row.known = known[row.pk]
+        return changelist
 
     @admin.display(description=_("failed attempts"))
     def known_failures(self, attempts: TaskAttempts) -> int:
-        return _known_failures(attempts, attempts.viewer)
+        known = getattr(attempts, "known", None)  # a changelist's row: read with the others
+        return _known_failures(attempts, attempts.viewer) if known is None else known
 
 
 def _known_failures(attempts: TaskAttempts, viewer: Membership) -> int:

@@ -44,6 +44,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
 from channels.db import database_sync_to_async
@@ -253,13 +254,29 @@ class _Publisher:
 
 
 def serving(application: Callable[..., Awaitable[None]]) -> Callable[..., Awaitable[None]]:
-    """Wrap the ASGI application: the loop that serves it publishes the live feed."""
+    """Wrap the ASGI application: the loop that serves it publishes the live feed, and runs its
+    database calls on no more threads than the process has pooled connections."""
 
     async def app(scope, receive, send):
-        _Publisher.bind(asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        if _Publisher.loop is not loop and (threads := database_threads()):
+            loop.set_default_executor(ThreadPoolExecutor(threads, thread_name_prefix="database"))
+        _Publisher.bind(loop)
         return await application(scope, receive, send)
 
     return app
+
+
+def database_threads() -> int | None:
+    """Threads of the serving loop's thread pool, where the sockets' database calls, the sign-in
+    and this publisher's rendering run (`thread_sensitive=False`), each holding at most one
+    pooled connection: asyncio's default number, but never more than the pool (DB_POOL_MAX_SIZE)
+    less one connection for the webhook sender, so that no call waits for a connection. None
+    without a pool."""
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    if not isinstance(pool, dict) or "max_size" not in pool:
+        return None
+    return max(1, min(pool["max_size"] - 1, 32, (os.cpu_count() or 1) + 4))
 
 
 def _not_published(seq: int | None, error: Exception) -> None:

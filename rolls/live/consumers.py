@@ -20,7 +20,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -45,7 +45,7 @@ from campaign.limits import parse_json
 from campaign.models import Campaign, Membership, Role
 from config.outage import refusal_for
 from eventlog.chain import is_chain_hash
-from eventlog.writers import writer_slot
+from eventlog.writers import Busy, writer_slot
 from rolls.checks import calls, followups, services
 from rolls.live import catchup
 from rolls.live.broadcast import (
@@ -113,10 +113,49 @@ def _read_slot() -> asyncio.Semaphore:
     return _reading.setdefault(loop, asyncio.Semaphore(READING_AT_ONCE))
 
 
-# Pages are read off the event loop's thread pool, not the one thread that channels' database
-# calls share by default: a page's reading does not queue behind (nor hold up) the sockets' other
-# database calls.
-_read_page = database_sync_to_async(catchup.page_after, thread_sensitive=False)
+def _database(function: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """`function` run on the event loop's thread pool (sized to the connection pool:
+    rolls/live/broadcast.py's `database_threads`), not on the one thread that channels' database
+    calls share by default, where every socket of the process would queue behind every other's
+    calls, writes included, whatever their campaign. Like channels' default, it closes the
+    thread's connections before and after (back to the pool), as a request does."""
+    return database_sync_to_async(function, thread_sensitive=False)
+
+
+# A page's reading does not queue behind (nor hold up) the sockets' other database calls.
+_read_page = _database(catchup.page_after)
+# The per-user write budget is counted in the cache (Redis): off the shared thread too.
+_write_wait = sync_to_async(write_wait, thread_sensitive=False)
+
+_turns: dict[tuple[asyncio.AbstractEventLoop, int], asyncio.Semaphore] = {}
+
+
+@contextlib.asynccontextmanager
+async def _writer_turn(campaign_id: int) -> AsyncIterator[float]:
+    """A socket write's turn among the campaign's WRITERS_PER_CAMPAIGN writers of this loop,
+    waited for here, on the loop: a pool thread waiting in `writer_slot` would hold up every
+    other campaign's socket calls, and a stuck campaign's queue would fill the pool. Yields the
+    seconds waited, which count against the write's one budget (DB_LOCK_TIMEOUT_SECONDS)."""
+    key = (asyncio.get_running_loop(), campaign_id)
+    turn = _turns.get(key) or _turns.setdefault(
+        key, asyncio.Semaphore(settings.WRITERS_PER_CAMPAIGN)
+    )
+    waited = 0.0
+    if turn.locked():
+        began = time.monotonic()
+        try:
+            async with asyncio.timeout(settings.DB_LOCK_TIMEOUT_SECONDS):
+                await turn.acquire()
+        except TimeoutError:
+            raise Busy(f"campaign {campaign_id}: no writer turn within the lock timeout") from None
+        waited = time.monotonic() - began
+    else:
+        await turn.acquire()
+    try:
+        yield waited
+    finally:
+        turn.release()
+
 
 # campaign -> (when read, head seq, head hash): heartbeats share it, catch-up pages are keyed by it
 _heads: dict[int, tuple[float, int, str]] = {}
@@ -155,7 +194,7 @@ class _PresenceView:
                 await previous
         self.running, self.pending = self.pending, None  # from now on, askers wait for the next
         online = await presence_for(self.layer).online(self.campaign_id)
-        return await database_sync_to_async(_describe)(self.campaign_id, online)
+        return await _database(_describe)(self.campaign_id, online)
 
 
 class LiveFeedConsumer(AsyncWebsocketConsumer):
@@ -207,7 +246,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             await self._close(CLOSE_NOT_AUTHENTICATED)
             return
         self.campaign_id = self.scope["url_route"]["kwargs"]["campaign_id"]
-        self.membership = await database_sync_to_async(membership_of)(self.campaign_id, self.user)
+        self.membership = await _database(membership_of)(self.campaign_id, self.user)
         if self.membership is None:
             await self._close(CLOSE_NOT_A_MEMBER)
             return
@@ -368,7 +407,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         return page
 
     async def _membership_changed(self) -> None:
-        self.membership = await database_sync_to_async(membership_of)(self.campaign_id, self.user)
+        self.membership = await _database(membership_of)(self.campaign_id, self.user)
         if self.membership is None:
             await self._close(CLOSE_NOT_A_MEMBER)
             return
@@ -384,7 +423,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         """The campaign's last seq; the heartbeats of one process share a recent reading."""
         read_at, head, _hash = _heads.get(self.campaign_id, (0.0, 0, ""))
         if time.monotonic() - read_at > max_age:
-            head, head_hash = await database_sync_to_async(_head_of)(self.campaign_id)
+            head, head_hash = await _database(_head_of)(self.campaign_id)
             _heads[self.campaign_id] = (time.monotonic(), head, head_hash)
         return head
 
@@ -459,7 +498,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                     "type",
                     _("unknown frame type; one of {types}").format(types=", ".join(self.COMMANDS)),
                 )
-            if kind in WRITES and (wait := await sync_to_async(write_wait)(self.user.pk)):
+            if kind in WRITES and (wait := await _write_wait(self.user.pk)):
                 raise Throttled(wait)  # the same per-user budget as the REST API's writes
             data = await command(self, frame)
         except DomainError as error:
@@ -600,7 +639,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             campaign = Campaign.objects.get(pk=self.campaign_id)
             return service(campaign=campaign, actor=self.user, **kwargs)
 
-        return await database_sync_to_async(run)()
+        return await _database(run)()
 
     async def _write(
         self,
@@ -609,7 +648,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         render: Callable[[Any], dict[str, Any]],
         **kwargs: Any,
     ) -> dict[str, Any]:
-        """A write through `service`, in one of the campaign's writer slots; with a
+        """A write through `service`, in one of the campaign's writer slots (REST's); with a
         `request_id`, at most once (a repeat gets the first result; campaign/idempotency.py)."""
         scope = None
         if "request_id" in frame:
@@ -632,11 +671,12 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                 idempotency.record(scope, idempotency.Answer(200, data))
             return data
 
-        def run() -> dict[str, Any]:
-            with writer_slot(self.campaign_id):
+        def run(waited: float) -> dict[str, Any]:
+            with writer_slot(self.campaign_id, waited=waited):
                 return attempt() if scope is None else idempotency.once(attempt)
 
-        return await database_sync_to_async(run)()
+        async with _writer_turn(self.campaign_id) as waited:
+            return await _database(run)(waited)
 
     # --- sending ---------------------------------------------------------------------------
 
@@ -656,7 +696,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         return seq, witness, None
 
     async def _witness_holds(self, seq: int, witness: str) -> bool:
-        return await database_sync_to_async(chain_holds)(self.campaign_id, seq, witness)
+        return await _database(chain_holds)(self.campaign_id, seq, witness)
 
     async def _history_changed(self, seq: int, witness: str, head: int, ref: Any = None) -> None:
         """The log no longer has what this client saw (a restored backup, a rewrite): say so

@@ -12,7 +12,7 @@ decided on the truth, it can tell them what was hidden (README, "Visibility").
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from uuid import UUID
 
@@ -84,6 +84,12 @@ def failed_attempts(
         ).order_by("seq")
         if check.task and task_key(check.task) == key
     ]
+    return _known_failures(failures, tried, viewer)
+
+
+def _known_failures(failures: int, tried: list[Check], viewer: Membership) -> int:
+    """The counter's `failures` as `viewer` knows them, from the attempts since its last reset
+    (in seq order)."""
     if all(may_see(check, viewer) for check in tried):
         return failures
     # Replay the counter over the attempts the viewer saw, as the projector counts them all.
@@ -93,6 +99,52 @@ def failed_attempts(
             failed = recorded_failed_attempt(check.event.payload)
             if failed is not None:
                 known = known + 1 if failed else 0
+    return known
+
+
+def failed_attempts_of(
+    counters: Iterable[TaskAttempts], viewer_of: Callable[[int], Membership]
+) -> dict[int, int]:
+    """`failed_attempts` of many counters (rows with their campaign), each as the viewer
+    `viewer_of(campaign_id)` may know it, by counter id: at most two statements whatever their
+    number (the admin's pages), the resets and the attempts of every counter read at once."""
+    known: dict[int, int] = {}
+    replayed: list[TaskAttempts] = []
+    for counter in counters:
+        if not counter.task or counter.campaign.system not in RETRY_SYSTEMS:
+            known[counter.pk] = 0
+        elif _knows_all(viewer_of(counter.campaign_id)):
+            known[counter.pk] = counter.failures
+        else:
+            replayed.append(counter)
+    if not replayed:
+        return known
+    campaigns = {counter.campaign_id for counter in replayed}
+    resets: dict[tuple[int, str, str], int] = {}
+    for campaign_id, payload, seq in Event.objects.filter(
+        campaign_id__in=campaigns, type=TASK_RESET
+    ).values_list("campaign_id", "payload", "seq"):
+        reset = (campaign_id, payload.get("character_id"), payload.get("task"))
+        resets[reset] = max(resets.get(reset, 0), seq)
+    tried: dict[tuple[int, str, str], list[Check]] = {}
+    for check in (
+        Check.objects.filter(
+            campaign_id__in=campaigns,
+            character_id__in={counter.character_id for counter in replayed},
+        )
+        .exclude(task="")
+        .select_related("event")
+        .order_by("seq")
+    ):
+        attempt = (check.campaign_id, str(check.character_id), task_key(check.task))
+        tried.setdefault(attempt, []).append(check)
+    for counter in replayed:
+        attempt = (counter.campaign_id, str(counter.character_id), task_key(counter.task))
+        since = resets.get(attempt, 0)
+        checks = [check for check in tried.get(attempt, []) if check.seq > since]
+        known[counter.pk] = _known_failures(
+            counter.failures, checks, viewer_of(counter.campaign_id)
+        )
     return known
 
 

@@ -31,13 +31,16 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from campaign import services as campaign_services
 from campaign.models import Campaign, Character, Membership
+from rolls.checks import services as rolls
 from rolls.reads.selectors import events_for
 from tests.faults.services import Redis as PrivateRedis  # one private redis-server for tests
+from tests.rolls.trust.conftest import TRAITS, play  # noqa: F401 (a fixture)
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 15  # seconds: the bound on any single wait in these tests
 SHEET = {"attributes": {"Wits": 3, "Strength": 2}, "skills": {"Occult": 2, "Brawl": 3}}
 FAILURE, SUCCESS = [1, 2, 3, 4, 5], [8, 9, 8, 2, 1]
+UNESCAPED = "Кости \U0001f3b2 del\x7f"  # not printable ASCII: the canonical text keeps it raw
 
 
 # --- servers -------------------------------------------------------------------------------
@@ -71,6 +74,7 @@ class Server:
     log: Path
     redis_url: str | None = None
     heartbeat: float = 3600  # effectively off unless a test is about the heartbeat
+    env: dict[str, str] = field(default_factory=dict)  # more settings, e.g. a lock timeout
     port: int = 0
     process: subprocess.Popen | None = None
 
@@ -86,6 +90,7 @@ class Server:
             "LIVE_HEARTBEAT_SECONDS": str(self.heartbeat),
             "DEBUG": "0",
             "LOG_LEVEL": "WARNING",
+            **self.env,
         }
         env.pop("REDIS_URL", None)
         if self.redis_url:
@@ -199,25 +204,79 @@ class Table:
 
 
 @pytest.fixture
-def table(make_campaign, users) -> Table:
+def make_table(make_campaign, users) -> Callable[[], Table]:
+    """Tables as `table`'s, the same users (and tokens) at each."""
+
+    def make() -> Table:
+        campaign = make_campaign("cofd", {"manual_dice": True})
+        gm = users["gm"]
+        campaign_services.start_chapter(campaign=campaign, actor=gm)
+        campaign_services.start_session(campaign=campaign, actor=gm)
+        characters = {
+            name: campaign_services.create_character(
+                campaign=campaign, actor=users[name], name=f"{name}'s hero", traits=SHEET
+            )
+            for name in ("alice", "boris")
+        }
+        characters["gm"] = campaign_services.create_character(
+            campaign=campaign, actor=gm, name="The NPC", traits=SHEET
+        )
+        tokens = {
+            name: Token.objects.get_or_create(user=user)[0].key for name, user in users.items()
+        }
+        campaign.refresh_from_db()
+        return Table(campaign=campaign, users=users, tokens=tokens, characters=characters)
+
+    return make
+
+
+@pytest.fixture
+def table(make_table) -> Table:
     """A CofD campaign with manual dice (exact outcomes), an open session and chapter; characters
     for alice, boris and the GM's NPC; an API token for every member and for the stranger."""
-    campaign = make_campaign("cofd", {"manual_dice": True})
-    gm = users["gm"]
-    campaign_services.start_chapter(campaign=campaign, actor=gm)
-    campaign_services.start_session(campaign=campaign, actor=gm)
-    characters = {
-        name: campaign_services.create_character(
-            campaign=campaign, actor=users[name], name=f"{name}'s hero", traits=SHEET
+    return make_table()
+
+
+@dataclass
+class HiddenPlay:
+    """`play(system)`'s session left open, ended by hidden rolls (alice's blind one, her private
+    one labelled UNESCAPED, the GM's private pool), then seen by every class of viewer: GMs, the
+    owner of the rolls' character, another player, an observer, a late joiner, and a member
+    removed (their membership as a socket last held it)."""
+
+    campaign: Campaign
+    viewers: list[Membership]
+    gm: Any
+    blind: int  # its seq
+
+    def reveal(self) -> None:
+        """The GM reveals the blind roll and the campaign's first private one."""
+        private = self.campaign.checks.filter(visibility="private").order_by("seq").first()
+        for seq in (self.blind, private.seq):
+            rolls.reveal_check(campaign=self.campaign, actor=self.gm, seq=seq)
+
+
+@pytest.fixture
+def hidden_play(play, users) -> Callable[[str], HiddenPlay]:  # noqa: F811
+    def make(system: str) -> HiddenPlay:
+        campaign = play(system, end=False)
+        gm, alice = users["gm"], users["alice"]
+        hero = campaign.characters.get(name="Hero")
+        mine = {"character": str(hero.pk), **TRAITS[system]}
+        blind = rolls.check_roll(
+            campaign=campaign, actor=alice, request={**mine, "visibility": "blind"}
         )
-        for name in ("alice", "boris")
-    }
-    characters["gm"] = campaign_services.create_character(
-        campaign=campaign, actor=gm, name="The NPC", traits=SHEET
-    )
-    tokens = {name: Token.objects.create(user=user).key for name, user in users.items()}
-    campaign.refresh_from_db()
-    return Table(campaign=campaign, users=users, tokens=tokens, characters=characters)
+        labelled = {**mine, "label": UNESCAPED, "visibility": "private"}
+        rolls.check_roll(campaign=campaign, actor=alice, request=labelled)
+        rolls.check_roll(campaign=campaign, actor=gm, request={"pool": 2, "visibility": "private"})
+        campaign_services.join_campaign(invite_code=campaign.invite_code, user=users["stranger"])
+        boris = Membership.objects.get(campaign=campaign, user=users["boris"])
+        campaign_services.leave_campaign(campaign=campaign, actor=gm, user_id=boris.user_id)
+        viewers = [*Membership.objects.filter(campaign=campaign).order_by("user_id"), boris]
+        assert {v.role for v in viewers} == {"gm", "player", "observer"}
+        return HiddenPlay(campaign=campaign, viewers=viewers, gm=gm, blind=blind.seq)
+
+    return make
 
 
 async def in_db(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -71,32 +71,12 @@ def _both_ways(campaign: Campaign, viewers: list[Membership], monkeypatch) -> No
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_a_whole_catch_up_is_sent_the_bytes_the_orm_reading_gave(
-    system,
-    play,  # noqa: F811
-    users,
-    monkeypatch,
-):
+def test_a_whole_catch_up_is_sent_the_bytes_the_orm_reading_gave(system, hidden_play, monkeypatch):
     monkeypatch.setattr(catchup, "PAGE", 4)
-    campaign = play(system, end=False)
-    gm, alice = users["gm"], users["alice"]
-    hero = campaign.characters.get(name="Hero")
-    mine = {"character": str(hero.pk), **TRAITS[system]}
-    blind = rolls.check_roll(
-        campaign=campaign, actor=alice, request={**mine, "visibility": "blind"}
-    )
-    rolls.check_roll(campaign=campaign, actor=gm, request={"pool": 2, "visibility": "private"})
-    # A late joiner, and a member removed (their membership as a socket last held it).
-    campaign_services.join_campaign(invite_code=campaign.invite_code, user=users["stranger"])
-    boris = Membership.objects.get(campaign=campaign, user=users["boris"])
-    campaign_services.leave_campaign(campaign=campaign, actor=gm, user_id=users["boris"].pk)
-    viewers = [*Membership.objects.filter(campaign=campaign).order_by("user_id"), boris]
-    assert {v.role for v in viewers} == {"gm", "player", "observer"}
-    _both_ways(campaign, viewers, monkeypatch)
-    rolls.reveal_check(campaign=campaign, actor=gm, seq=blind.seq)
-    private = Check.objects.filter(campaign=campaign, visibility="private").first()
-    rolls.reveal_check(campaign=campaign, actor=gm, seq=private.seq)
-    _both_ways(campaign, viewers, monkeypatch)
+    hidden = hidden_play(system)
+    _both_ways(hidden.campaign, hidden.viewers, monkeypatch)
+    hidden.reveal()
+    _both_ways(hidden.campaign, hidden.viewers, monkeypatch)
 
 
 def _page_statements(table, name: str, after: int) -> int:

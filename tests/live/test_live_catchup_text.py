@@ -11,19 +11,17 @@ import json
 import pytest
 from django.db import connection
 
-from campaign import services as campaign_services
 from campaign.models import Campaign, Membership
 from eventlog.recorders import Paged, recorder
 from rolls.checks import services as rolls
 from rolls.live import catchup
-from rolls.models import Check
 from rolls.reads.present import SharedPage, present_events
 from rolls.reads.selectors import events_for
+from tests.live.conftest import UNESCAPED
 from tests.rolls.trust.conftest import TRAITS, play  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
 SYSTEMS = ("cofd", "age", "nice_damnit", "storyteller", "d6pool")
-UNESCAPED = "Кости \U0001f3b2 del\x7f"  # not printable ASCII: the canonical text keeps it raw
 
 
 @pytest.fixture(autouse=True)
@@ -31,17 +29,6 @@ def _no_kept_pages():
     catchup.forget()
     yield
     catchup.forget()
-
-
-def _viewers(campaign: Campaign, users) -> list[Membership]:
-    """Every class of viewer: GMs, the owner of the rolls' character, another player, an
-    observer, a late joiner, and a member removed (their membership as a socket last held it)."""
-    campaign_services.join_campaign(invite_code=campaign.invite_code, user=users["stranger"])
-    boris = Membership.objects.get(campaign=campaign, user=users["boris"])
-    campaign_services.leave_campaign(campaign=campaign, actor=users["gm"], user_id=boris.user_id)
-    viewers = [*Membership.objects.filter(campaign=campaign).order_by("user_id"), boris]
-    assert {v.role for v in viewers} == {"gm", "player", "observer"}
-    return viewers
 
 
 def _same_texts(campaign: Campaign, viewers: list[Membership]) -> None:
@@ -67,29 +54,11 @@ def _same_texts(campaign: Campaign, viewers: list[Membership]) -> None:
 
 
 @pytest.mark.parametrize("system", SYSTEMS)
-def test_each_event_is_the_bytes_json_dumps_gives_every_viewer(
-    system,
-    play,  # noqa: F811
-    users,
-):
-    campaign = play(system, end=False)
-    gm, alice = users["gm"], users["alice"]
-    hero = campaign.characters.get(name="Hero")
-    mine = {"character": str(hero.pk), **TRAITS[system]}
-    blind = rolls.check_roll(
-        campaign=campaign, actor=alice, request={**mine, "visibility": "blind"}
-    )
-    rolls.check_roll(
-        campaign=campaign,
-        actor=alice,
-        request={**mine, "label": UNESCAPED, "visibility": "private"},
-    )
-    viewers = _viewers(campaign, users)
-    _same_texts(campaign, viewers)
-    rolls.reveal_check(campaign=campaign, actor=gm, seq=blind.seq)
-    private = Check.objects.filter(campaign=campaign, visibility="private").first()
-    rolls.reveal_check(campaign=campaign, actor=gm, seq=private.seq)
-    _same_texts(campaign, viewers)
+def test_each_event_is_the_bytes_json_dumps_gives_every_viewer(system, hidden_play):
+    hidden = hidden_play(system)
+    _same_texts(hidden.campaign, hidden.viewers)
+    hidden.reveal()
+    _same_texts(hidden.campaign, hidden.viewers)
 
 
 def test_a_page_decodes_only_the_payloads_presenting_reads(play, users):  # noqa: F811

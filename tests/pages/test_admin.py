@@ -5,12 +5,19 @@ staff member outside the table sees what an observer sees), and hidden events as
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
+from campaign import services
+from campaign.models import Membership
 from eventlog.chain import sealed_payload
 from eventlog.models import Event
 from rolls.checks import followups
+from rolls.checks import services as rolls
 from rolls.models import Check, RuleUse, TaskAttempts
+from rolls.reads.known import failed_attempts, failed_attempts_of
+from rolls.reads.visibility import outsider
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +148,66 @@ def test_an_idempotent_answer_is_never_shown(table, checks, who):
     request = IdempotentRequest.objects.get(key="k1")
     page = client.get(f"/admin/campaign/idempotentrequest/{request.pk}/change/")
     assert page.status_code == 200 and LABELS["blind"] not in page.content.decode()
+
+
+def _chapters_of_hidden_play(table, chapters: int) -> None:
+    """Chapters in which alice fails at a task in the open and again blind, fails at another in
+    a private roll she turns into a dramatic failure (an allowance taken), and boris fails at a
+    task blind; every other chapter the GM resets alice's first task."""
+    gm, alice = table.users["gm"], table.users["alice"]
+    for n in range(chapters):
+        services.end_chapter(campaign=table.campaign, actor=gm)
+        services.start_chapter(campaign=table.campaign, actor=gm)
+        task = f"Climb wall {n % 3}"
+        table.roll("alice", [1, 2, 3], traits=["Wits"], task=task)
+        table.roll("alice", [1, 2, 3], traits=["Wits"], task=task, visibility="blind")
+        private = table.roll(
+            "alice", [1, 2, 3], traits=["Wits"], task=f"Pick lock {n}", visibility="private"
+        )
+        followups.take_dramatic_failure(campaign=table.campaign, actor=alice, seq=private.seq)
+        table.roll("boris", [1, 2, 3], traits=["Wits"], task=f"Hide {n}", visibility="blind")
+        if n % 2:
+            rolls.reset_task(
+                campaign=table.campaign,
+                actor=gm,
+                character_id=str(table.characters["alice"].pk),
+                task=task,
+            )
+
+
+@pytest.mark.parametrize("who", VIEWERS)
+def test_the_rule_state_pages_read_as_much_for_one_hidden_roll_as_for_many(
+    table, checks, who, django_assert_num_queries
+):
+    client = staff(table, who)
+    _chapters_of_hidden_play(table, 1)
+    few = {}
+    for url in ("/admin/rolls/ruleuse/", "/admin/rolls/taskattempts/"):
+        with CaptureQueriesContext(connection) as statements:
+            assert client.get(url).status_code == 200
+        few[url] = len(statements)
+    _chapters_of_hidden_play(table, 15)
+    for url, statements in few.items():
+        with django_assert_num_queries(statements):
+            assert client.get(url).status_code == 200
+
+
+@pytest.mark.parametrize("who", VIEWERS)
+def test_a_page_of_task_counters_is_known_as_each_counter_alone(table, checks, who):
+    _chapters_of_hidden_play(table, 4)
+    viewer = Membership.objects.filter(
+        campaign=table.campaign, user=table.users[who]
+    ).first() or outsider(table.campaign.pk)
+    counters = list(TaskAttempts.objects.select_related("campaign"))
+    alone = {
+        counter.pk: failed_attempts(
+            campaign=counter.campaign,
+            character_id=counter.character_id,
+            task=counter.task,
+            viewer=viewer,
+        )
+        for counter in counters
+    }
+    assert failed_attempts_of(counters, lambda campaign_id: viewer) == alone
+    truth = {counter.pk: counter.failures for counter in counters}
+    assert (alone == truth) is (who == "gm"), who  # the hidden attempts count for the GM alone
