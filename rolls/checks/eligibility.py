@@ -21,7 +21,7 @@ from uuid import UUID
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
-from campaign.access import require_controls_character
+from campaign.access import controls_character, require_controls_character
 from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, call_rules
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene
 from eventlog.models import Visibility
@@ -151,9 +151,13 @@ class Now:
         return int(self._balances[key].get(name, 0))
 
 
+def _roll_character(check: Check, now: Now) -> Character | None:
+    return now.character(check.character_id) if check.character_id else None
+
+
 def _character_of(check: Check, viewer: Membership, now: Now) -> Character:
     """The roll's character, which the viewer must control (its owner, or a GM)."""
-    character = now.character(check.character_id) if check.character_id else None
+    character = _roll_character(check, now)
     if character is None:
         raise InvalidInput("check", gettext_lazy("this roll was not made for a character"))
     require_controls_character(viewer, character)
@@ -289,9 +293,10 @@ def offers(check: Check, viewer: Membership, now: Now) -> list[dict[str, Any]]:
     if not may_act(viewer) or not may_see(check, viewer):
         return []
     if viewer.role != Role.GM:
-        try:  # a player acts only for their own characters: nothing to ask the rules otherwise
-            _character_of(check, viewer, now)
-        except DomainError:
+        # A player acts only for their own characters (`_character_of`): nothing to ask the
+        # rules otherwise, nor a refusal to make (a catch-up asks for every other's roll).
+        character = _roll_character(check, now)
+        if character is None or not controls_character(viewer, character):
             return []
     shown = []
     for kind in (*BY_SYSTEM.get(now.campaign.system, ()), REVEAL):
