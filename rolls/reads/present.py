@@ -253,7 +253,16 @@ class _EventPresenter:
         compact: the same bytes), and whether it is shown in full. The stored payload's
         canonical text goes in as it is, where `json.dumps` would write the same: a page is
         then presented without decoding the payloads nothing reads (#17)."""
-        return [self._text(event, viewer) for event in self.events]
+        texts = []
+        for event in self.events:
+            texts.append(self._text(event, viewer))
+            # Written: its decoded payload goes (decoded again if another class of viewer or a
+            # follow-up reads it). Kept for the page, the payloads were most of what the garbage
+            # collector traversed, over and over, during a catch-up.
+            _forget_payload(event)
+        for event in self.events:  # a roll a later follow-up read again
+            _forget_payload(event)
+        return texts
 
     def _text(self, event: Event, viewer: Membership) -> tuple[str, bool]:
         head = self._heads.get(event.seq)
@@ -467,6 +476,12 @@ def _marks_json(system: str, check: Any, result: Any) -> str:
             text = _chains[(system, key)] = _dumps(chain_of(system, key))
         texts.append(text)
     return f"[{','.join(texts)}]"
+
+
+def _forget_payload(event: Event) -> None:
+    forget = getattr(event, "forget_payload", None)  # a `Paged` event's (its text stays)
+    if forget is not None:
+        forget()
 
 
 def _payload_json(event: Event) -> str:
