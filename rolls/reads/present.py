@@ -393,11 +393,15 @@ class SharedPage:
     over the same range (rolls/live/catchup.py)."""
 
     def __init__(
-        self, events: list[Event], now_of: Callable[[], eligibility.Now] | None = None
+        self,
+        events: list[Event],
+        now_of: Callable[[], eligibility.Now] | None = None,
+        names: dict[int, str] | None = None,
     ) -> None:
         """``now_of``: a reading of the table as of the same head (or later), which the pages
-        of a catch-up share: each reads only what its checks add to it."""
-        self._presenter = _EventPresenter(events, now_of=now_of)
+        of a catch-up share: each reads only what its checks add to it. ``names``: the
+        usernames read already (`names` gives them with the page's own actors)."""
+        self._presenter = _EventPresenter(events, names, now_of=now_of)
 
     def class_of(self, viewer: Membership) -> Hashable:
         """Viewers of one class are shown the whole page alike."""
@@ -416,6 +420,11 @@ class SharedPage:
     @property
     def events(self) -> list[Event]:
         return self._presenter.events
+
+    @property
+    def names(self) -> dict[int, str]:
+        """The usernames of the page's actors."""
+        return self._presenter.names
 
 
 def _usernames(user_ids: set[int | None]) -> dict[int, str]:
