@@ -89,6 +89,11 @@ class Paged(Recorded):
             self._payload = json.loads(self.payload_text)
             return self._payload
 
+    def forget_payload(self) -> None:
+        """Drop the decoded payload, which is decoded again from its text when read next."""
+        if self.payload_text is not None:
+            self.__dict__.pop("_payload", None)
+
     def __repr__(self) -> str:
         return f"<Paged #{self.seq} {self.type}>"
 

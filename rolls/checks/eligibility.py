@@ -21,7 +21,7 @@ from uuid import UUID
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
 
-from campaign.access import require_controls_character
+from campaign.access import controls_character, require_controls_character
 from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, call_rules
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene
 from eventlog.models import Visibility
@@ -151,9 +151,13 @@ class Now:
         return int(self._balances[key].get(name, 0))
 
 
+def _roll_character(check: Check, now: Now) -> Character | None:
+    return now.character(check.character_id) if check.character_id else None
+
+
 def _character_of(check: Check, viewer: Membership, now: Now) -> Character:
     """The roll's character, which the viewer must control (its owner, or a GM)."""
-    character = now.character(check.character_id) if check.character_id else None
+    character = _roll_character(check, now)
     if character is None:
         raise InvalidInput("check", gettext_lazy("this roll was not made for a character"))
     require_controls_character(viewer, character)
@@ -263,6 +267,61 @@ def _reveal(check: Check, viewer: Membership, now: Now) -> Offer:
     return Offer(REVEAL, [{"body": {}, "cost": None, "gain": None}])
 
 
+# What the roll alone decides of each follow-up: when the roll has closed it (its kind, its
+# result, what was taken of it), the rule refuses it to anyone whatever the table, at or before
+# the refusal that condition meets. `offers` asks this before the rule: a catch-up asks every
+# rule about every check, and the roll has closed most of them (a success, a public roll).
+def _single_roll(check: Check) -> dict[str, Any] | None:
+    """The roll of a single check (the only kind a follow-up of a roll applies to)."""
+    return check.data["rolls"][0] if check.kind == "single" else None
+
+
+def _dramatic_failure_closed(check: Check) -> bool:
+    roll = _single_roll(check)
+    if roll is None:
+        return True
+    result = roll["result"]
+    return bool(result.get("intentional")) or not cofd.may_become_dramatic_failure(result)
+
+
+def _fortune_closed(check: Check) -> bool:
+    roll = _single_roll(check)
+    return (
+        roll is None
+        or not roll["check"]["fortune_dice"]
+        or bool(check.data.get("fortune_spent"))
+        or roll["result"]["outcome"] == "auto_failure"
+        or not roll["faces"]
+    )
+
+
+def _extra_nice_closed(check: Check) -> bool:
+    roll = _single_roll(check)
+    if roll is None:
+        return True
+    result = roll["result"]
+    return bool(result["extra_nice"]) or nice_damnit.extra_nice_allowed(result["total"]) == 0
+
+
+def _reveal_closed(check: Check) -> bool:
+    return check.visibility == Visibility.PUBLIC or check.revealed
+
+
+CLOSED_BY_ROLL: dict[str, Callable[[Check], bool]] = {
+    DRAMATIC_FAILURE: _dramatic_failure_closed,
+    FORTUNE: _fortune_closed,
+    EXTRA_NICE: _extra_nice_closed,
+    REVEAL: _reveal_closed,
+}
+
+
+def _closed_by_roll(kind: str, check: Check) -> bool:
+    try:
+        return CLOSED_BY_ROLL[kind](check)
+    except (LookupError, TypeError, AttributeError):  # a roll of another shape: the rule says
+        return False
+
+
 RULES: dict[str, Callable[[Check, Membership, Now], Offer]] = {
     DRAMATIC_FAILURE: _dramatic_failure,
     FORTUNE: _fortune,
@@ -289,12 +348,15 @@ def offers(check: Check, viewer: Membership, now: Now) -> list[dict[str, Any]]:
     if not may_act(viewer) or not may_see(check, viewer):
         return []
     if viewer.role != Role.GM:
-        try:  # a player acts only for their own characters: nothing to ask the rules otherwise
-            _character_of(check, viewer, now)
-        except DomainError:
+        # A player acts only for their own characters (`_character_of`): nothing to ask the
+        # rules otherwise, nor a refusal to make (a catch-up asks for every other's roll).
+        character = _roll_character(check, now)
+        if character is None or not controls_character(viewer, character):
             return []
     shown = []
     for kind in (*BY_SYSTEM.get(now.campaign.system, ()), REVEAL):
+        if _closed_by_roll(kind, check):
+            continue
         try:
             offer = require(kind, check, viewer, now)
         except DomainError:

@@ -66,6 +66,9 @@ _rendered: OrderedDict[tuple[int, int, int, int, str, Hashable], Rendered] = Ord
 # of it is an event, which moves the head).
 NOWS_KEPT = 4
 _nows: OrderedDict[tuple[int, int, str], eligibility.Now] = OrderedDict()
+# The actors' usernames the pages of a catch-up have read, as of a head, as the table is: each
+# page reads only the actors no page before it named (a page read them all, once per page).
+_names: OrderedDict[tuple[int, int, str], dict[int, str]] = OrderedDict()
 # A viewer's class on a page, as it was found (a player's needs the page's checks read).
 _classes: OrderedDict[tuple[int, int, int, int, str, int, str], Hashable] = OrderedDict()
 
@@ -103,7 +106,9 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
         start, end = read_key[1], read_key[2]
         # Rows, not a queryset (eventlog.recorders): no SQL compiled, no model instance.
         events = recorder().page(membership.campaign_id, after=start, until=end, limit=PAGE)
-        shared = SharedPage(events, lambda: _now_at(membership.campaign_id, head))
+        names = _names_at(membership.campaign_id, head)
+        shared = SharedPage(events, lambda: _now_at(membership.campaign_id, head), names)
+        names.update(shared.names)
         _keep(_read, read_key, shared, READ_KEPT)
     viewer_class = shared.class_of(membership)
     _keep(_classes, _class_key(read_key, membership), viewer_class, CLASSES_KEPT)
@@ -126,6 +131,16 @@ def _now_at(campaign_id: int, head: Head) -> eligibility.Now:
         now = eligibility.Now(Campaign.objects.get(pk=campaign_id))
         _keep(_nows, key, now, NOWS_KEPT)
     return now
+
+
+def _names_at(campaign_id: int, head: Head) -> dict[int, str]:
+    key = (campaign_id, *head)
+    with _lock:
+        names = _names.get(key)
+    if names is None:
+        names = {}
+        _keep(_names, key, names, NOWS_KEPT)
+    return names
 
 
 def _read_key(
@@ -182,5 +197,6 @@ def forget() -> None:
     with _lock:
         _read.clear()
         _nows.clear()
+        _names.clear()
         _rendered.clear()
         _classes.clear()

@@ -25,7 +25,7 @@ from rolls.checks import eligibility
 from rolls.models import Check
 from rolls.reads.page_checks import CheckRow, checks_of, target_seq
 from rolls.reads.visibility import Facts, may_see
-from rolls.systems.marks import dice_marks, roll_terms
+from rolls.systems.marks import Key, chain_keys, chain_of, dice_marks, roll_terms
 
 FEED_LIMIT = 50  # the first paint; older rolls load on demand (GET …/checks/?before=)
 # Follow-ups point at the check they belong to; its visibility governs them.
@@ -259,7 +259,16 @@ class _EventPresenter:
         compact: the same bytes), and whether it is shown in full. The stored payload's
         canonical text goes in as it is, where `json.dumps` would write the same: a page is
         then presented without decoding the payloads nothing reads (#17)."""
-        return [self._text(event, viewer) for event in self.events]
+        texts = []
+        for event in self.events:
+            texts.append(self._text(event, viewer))
+            # Written: its decoded payload goes (decoded again if another class of viewer or a
+            # follow-up reads it). Kept for the page, the payloads were most of what the garbage
+            # collector traversed, over and over, during a catch-up.
+            _forget_payload(event)
+        for event in self.events:  # a roll a later follow-up read again
+            _forget_payload(event)
+        return texts
 
     def _text(self, event: Event, viewer: Membership) -> tuple[str, bool]:
         head = self._heads.get(event.seq)
@@ -290,19 +299,15 @@ class _EventPresenter:
             ',"payload":',
             _payload_json(event),
         ]
-        if event.type == CHECK_ROLLED:
-            system, rolls = event.payload["system"], event.payload.get("rolls", [])
-            terms = ",".join(_terms_json(system, roll["check"]) for roll in rolls)
-            parts += (
-                ',"dice_marks":',
-                _dumps(marks_of(system, event.payload)),
-                f',"roll_terms":[{terms}]',
-            )
-        elif event.type in CHECK_EVENT_TYPES:
-            marks = self._marks(event)
-            if marks is not None:
-                parts += (',"dice_marks":', _dumps(marks[0]), ',"roll_terms":', _dumps(marks[1]))
         if event.type in CHECK_EVENT_TYPES:
+            found = self._rolls(event)
+            if found is not None:
+                system, rolls = found
+                marks = ",".join(
+                    _marks_json(system, roll["check"], roll["result"]) for roll in rolls
+                )
+                terms = ",".join(_terms_json(system, roll["check"]) for roll in rolls)
+                parts += (f',"dice_marks":[{marks}]', f',"roll_terms":[{terms}]')
             follow_ups = self._follow_ups(event, viewer)
             parts += (',"follow_ups":', _dumps(follow_ups) if follow_ups else "[]")
         parts.append("}")
@@ -315,11 +320,19 @@ class _EventPresenter:
         return public or may_see(_facts(event, self.checks), viewer)
 
     def _marks(self, event: Event) -> tuple[list, list] | None:
-        """A check event's dice marks and roll terms: a roll's own; a follow-up's, of the first
-        roll as it amended it (None: a follow-up of a check not found)."""
+        """A check event's dice marks and roll terms (None: a follow-up of a check not found)."""
+        found = self._rolls(event)
+        if found is None:
+            return None
+        system, rolls = found
+        return marks_of(system, {"rolls": rolls}), terms_of(system, {"rolls": rolls})
+
+    def _rolls(self, event: Event) -> tuple[str, list[dict[str, Any]]] | None:
+        """The system and the rolls a check event's dice marks and roll terms are of: a roll's
+        own; a follow-up's, the first roll as it amended it (None: a follow-up of a check not
+        found)."""
         if event.type == CHECK_ROLLED:
-            system = event.payload["system"]
-            return marks_of(system, event.payload), terms_of(system, event.payload)
+            return event.payload["system"], event.payload.get("rolls", [])
         check = self.checks.get(target_seq(event) or 0)
         if check is None:
             return None
@@ -328,9 +341,7 @@ class _EventPresenter:
             **roll,
             **{k: event.payload[k] for k in ("check", "result") if k in event.payload},
         }
-        return marks_of(check.system, {"rolls": [amended]}), terms_of(
-            check.system, {"rolls": [amended]}
-        )
+        return check.system, [amended]
 
     def _follow_ups(self, event: Event, viewer: Membership) -> list[dict[str, Any]]:
         if eligibility.may_act(viewer):
@@ -399,11 +410,15 @@ class SharedPage:
     over the same range (rolls/live/catchup.py)."""
 
     def __init__(
-        self, events: list[Event], now_of: Callable[[], eligibility.Now] | None = None
+        self,
+        events: list[Event],
+        now_of: Callable[[], eligibility.Now] | None = None,
+        names: dict[int, str] | None = None,
     ) -> None:
         """``now_of``: a reading of the table as of the same head (or later), which the pages
-        of a catch-up share: each reads only what its checks add to it."""
-        self._presenter = _EventPresenter(events, now_of=now_of)
+        of a catch-up share: each reads only what its checks add to it. ``names``: the
+        usernames read already (`names` gives them with the page's own actors)."""
+        self._presenter = _EventPresenter(events, names, now_of=now_of)
 
     def class_of(self, viewer: Membership) -> Hashable:
         """Viewers of one class are shown the whole page alike."""
@@ -422,6 +437,11 @@ class SharedPage:
     @property
     def events(self) -> list[Event]:
         return self._presenter.events
+
+    @property
+    def names(self) -> dict[int, str]:
+        """The usernames of the page's actors."""
+        return self._presenter.names
 
 
 def _usernames(user_ids: set[int | None]) -> dict[int, str]:
@@ -461,6 +481,33 @@ def _terms_json(system: str, check: Any) -> str:
             _terms.clear()
         text = _terms[key] = _dumps(roll_terms(system, check))
     return text
+
+
+_chains: dict[tuple[str, Key], str] = {}
+CHAINS_KEPT = 4096  # distinct chains of dice: a few faces, explosions and rerolls per system
+
+
+def _marks_json(system: str, check: Any, result: Any) -> str:
+    """`dice_marks` of a roll as `_dumps` writes it, each chain's text kept per distinct chain
+    (`rolls.systems.marks.chain_keys`)."""
+    keys = chain_keys(system, check, result)
+    if keys is None:  # a face that is not an int: not kept
+        return _dumps(dice_marks(system, check, result))
+    texts = []
+    for key in keys:
+        text = _chains.get((system, key))
+        if text is None:
+            if len(_chains) >= CHAINS_KEPT:
+                _chains.clear()
+            text = _chains[(system, key)] = _dumps(chain_of(system, key))
+        texts.append(text)
+    return f"[{','.join(texts)}]"
+
+
+def _forget_payload(event: Event) -> None:
+    forget = getattr(event, "forget_payload", None)  # a `Paged` event's (its text stays)
+    if forget is not None:
+        forget()
 
 
 def _payload_json(event: Event) -> str:

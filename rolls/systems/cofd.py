@@ -343,11 +343,16 @@ def intentional_dramatic_failure(result: Mapping[str, Any]) -> dict[str, Any]:
     Only a plain ``failure`` can be converted; whether the once-per-chapter allowance (option
     ``cofd.intentional_dramatic_failure``) is still unused is the server's call.
     """
-    if result.get("outcome") != "failure":
+    if not may_become_dramatic_failure(result):
         raise RuleError(
             f"{SYSTEM}: only a failure can become a dramatic failure, not {result.get('outcome')!r}"
         )
     return {**result, "outcome": "dramatic_failure", "intentional": True}
+
+
+def may_become_dramatic_failure(result: Mapping[str, Any]) -> bool:
+    """Whether `intentional_dramatic_failure` converts this result (a plain failure)."""
+    return result.get("outcome") == "failure"
 
 
 def beats(result: Mapping[str, Any], beat_on_dramatic_failure: bool = False) -> int:

@@ -38,8 +38,15 @@ def _die(face: int, sides: int, *marks: str) -> Die:
     return {"face": face, "sides": sides, "marks": [mark for mark in marks if mark]}
 
 
-def _d6pool(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
-    faces = result.get("dice") or []
+# Each system marks a roll in two steps: the key of each chain (the die's faces, then what else
+# its marks depend on, read from the check and the whole result) and the chain a key gives, so
+# equal keys give equal chains. The pages' text of a chain is kept per key
+# (rolls.reads.present): a table rolls the same few chains over and over.
+Key = tuple[Any, ...]  # (the chain's faces, then flags: each a bool)
+Keys = Callable[[Mapping[str, Any], Mapping[str, Any]], list[Key]]
+
+
+def _d6pool_keys(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Key]:
     desperate = result.get("mode") == "desperate"
     lowest_hit = (
         DESPERATE_SIX if desperate and check.get("desperate") == "all_sixes" else D6POOL_HIT
@@ -47,107 +54,138 @@ def _d6pool(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
     # A 1 subtracts in normal mode; in desperate mode it matters only for a critical failure.
     ones_count = not desperate or result.get("outcome") == "critical_failure"
     return [
-        [
-            _die(
-                face,
-                d6pool.SIDES,
-                "success" if face >= lowest_hit else "",
-                "one" if face == 1 and ones_count else "",
-            )
-        ]
-        for face in faces
+        ((face,), face >= lowest_hit, face == 1 and ones_count) for face in result.get("dice") or []
     ]
 
 
-def _storyteller(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
+def _d6pool_chain(key: Key) -> Chain:
+    (face,), hit, one = key
+    return [_die(face, d6pool.SIDES, "success" if hit else "", "one" if one else "")]
+
+
+def _storyteller_keys(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Key]:
     target = result.get("target", 11)
-    return [
-        [
-            _die(
-                face,
-                storyteller.SIDES,
-                "success" if face >= target else "",
-                "one" if face == 1 else "",
-            )
-        ]
-        for face in result.get("dice") or []
-    ]
+    return [((face,), face >= target) for face in result.get("dice") or []]
 
 
-def _cofd(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
+def _storyteller_chain(key: Key) -> Chain:
+    (face,), hit = key
+    return [_die(face, storyteller.SIDES, "success" if hit else "", "one" if face == 1 else "")]
+
+
+def _cofd_keys(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Key]:
     chance = bool(result.get("chance_die"))
     rerolled = set(result.get("rerolled") or [])
-    chains = []
-    for index, faces in enumerate(result.get("dice") or []):
-        if len(faces) == 1 and not chance and index not in rerolled:  # most dice: one face
-            face = faces[0]
-            marks = ["success"] if face >= COFD_SUCCESS else []
-            chains.append([{"face": face, "sides": cofd.SIDES, "marks": marks}])
-            continue
-        chain: Chain = []
-        rest = list(faces)
-        if index in rerolled and len(rest) > 1:
-            chain.append(_die(rest.pop(0), cofd.SIDES, "rerolled", "chance" if chance else ""))
-        for position, face in enumerate(rest):
-            if chance and position == 0:
-                marks = [
-                    "chance",
-                    "success" if face == COFD_CHANCE_SUCCESS else "",
-                    "one" if face == 1 else "",
-                ]
-            else:
-                marks = ["success" if face >= COFD_SUCCESS else ""]
-            marks.append("exploded" if position > 0 else "")
-            marks.append("explodes" if position < len(rest) - 1 else "")
-            chain.append(_die(face, cofd.SIDES, *marks))
-        chains.append(chain)
-    return chains
+    return [
+        (tuple(faces), chance, index in rerolled)
+        for index, faces in enumerate(result.get("dice") or [])
+    ]
 
 
-def _age(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
-    rolled = result.get("rolled") or []
+def _cofd_chain(key: Key) -> Chain:
+    faces, chance, rerolled = key
+    if len(faces) == 1 and not chance and not rerolled:  # most dice: one face
+        face = faces[0]
+        return [
+            {
+                "face": face,
+                "sides": cofd.SIDES,
+                "marks": ["success"] if face >= COFD_SUCCESS else [],
+            }
+        ]
+    chain: Chain = []
+    rest = list(faces)
+    if rerolled and len(rest) > 1:
+        chain.append(_die(rest.pop(0), cofd.SIDES, "rerolled", "chance" if chance else ""))
+    for position, face in enumerate(rest):
+        if chance and position == 0:
+            marks = [
+                "chance",
+                "success" if face == COFD_CHANCE_SUCCESS else "",
+                "one" if face == 1 else "",
+            ]
+        else:
+            marks = ["success" if face >= COFD_SUCCESS else ""]
+        marks.append("exploded" if position > 0 else "")
+        marks.append("explodes" if position < len(rest) - 1 else "")
+        chain.append(_die(face, cofd.SIDES, *marks))
+    return chain
+
+
+def _age_keys(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Key]:
     final = result.get("faces") or []
     change = check.get("fortune_change") or {}
     changed = change.get("die") if isinstance(change, Mapping) else None
     doubles = bool(result.get("doubles"))
-    chains = []
-    for index, face in enumerate(rolled):
-        drama = "drama" if index == age.DRAMA else ""
+    keys = []
+    for index, face in enumerate(result.get("rolled") or []):
         set_to = final[index] if index < len(final) else face
-        double = "double" if doubles and final.count(set_to) > 1 else ""
-        if index == changed:
-            chains.append(
-                [
-                    _die(face, age.SIDES, "rerolled", drama),
-                    _die(set_to, age.SIDES, "fortune", drama, double),
-                ]
-            )
-        else:
-            chains.append([_die(face, age.SIDES, drama, double)])
-    return chains
+        double = doubles and final.count(set_to) > 1
+        keys.append(((face, set_to), index == age.DRAMA, double, index == changed))
+    return keys
 
 
-def _unmarked(sides: int) -> Callable[[Mapping[str, Any], Mapping[str, Any]], list[Chain]]:
-    def marks(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
-        return [[_die(face, sides)] for face in result.get("dice") or []]
+def _age_chain(key: Key) -> Chain:
+    (face, set_to), is_drama, is_double, changed = key
+    drama = "drama" if is_drama else ""
+    double = "double" if is_double else ""
+    if changed:
+        return [
+            _die(face, age.SIDES, "rerolled", drama),
+            _die(set_to, age.SIDES, "fortune", drama, double),
+        ]
+    return [_die(face, age.SIDES, drama, double)]
 
-    return marks
+
+def _faces_keys(check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Key]:
+    return [((face,),) for face in result.get("dice") or []]
 
 
-_MARKERS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[Chain]]] = {
-    "d6pool": _d6pool,
-    "storyteller": _storyteller,
-    "cofd": _cofd,
-    "age": _age,
+def _unmarked(sides: int) -> Callable[[Key], Chain]:
+    def chain(key: Key) -> Chain:
+        return [_die(key[0][0], sides)]
+
+    return chain
+
+
+_MARKERS: dict[str, tuple[Keys, Callable[[Key], Chain]]] = {
+    "d6pool": (_d6pool_keys, _d6pool_chain),
+    "storyteller": (_storyteller_keys, _storyteller_chain),
+    "cofd": (_cofd_keys, _cofd_chain),
+    "age": (_age_keys, _age_chain),
     # §5.2: the total sets the band and the chips; no single die counts on its own.
-    "nice_damnit": _unmarked(10),
+    "nice_damnit": (_faces_keys, _unmarked(10)),
 }
 
 
 def dice_marks(system: str, check: Mapping[str, Any], result: Mapping[str, Any]) -> list[Chain]:
     """The dice of one resolved roll, in chains, each die with the marks the rules give it."""
     marker = _MARKERS.get(system)
-    return marker(check or {}, result or {}) if marker else []
+    if marker is None:
+        return []
+    keys, chain = marker
+    return [chain(key) for key in keys(check or {}, result or {})]
+
+
+def chain_keys(
+    system: str, check: Mapping[str, Any], result: Mapping[str, Any]
+) -> list[Key] | None:
+    """The key of each chain `dice_marks` gives, each made into its chain by `chain_of`: equal
+    keys, equal chains. None when a face is not an int (1, True and 1.0 are equal keys)."""
+    marker = _MARKERS.get(system)
+    if marker is None:
+        return []
+    keys = marker[0](check or {}, result or {})
+    for key in keys:
+        for face in key[0]:
+            if type(face) is not int:
+                return None
+    return keys
+
+
+def chain_of(system: str, key: Key) -> Chain:
+    """The chain of a key of `chain_keys`."""
+    return _MARKERS[system][1](key)
 
 
 Term = dict[str, Any]

@@ -5,6 +5,8 @@ must cost a fixed number of statements."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -114,3 +116,27 @@ def test_a_page_costs_a_fixed_number_of_statements_whatever_its_checks(table):
         )
         counts.append({name: _page_statements(table, name, start) for name in PAGE_STATEMENTS})
     assert counts == [PAGE_STATEMENTS, PAGE_STATEMENTS]
+
+
+def test_a_catch_up_reads_each_actor_s_username_once(play, users, monkeypatch):  # noqa: F811
+    """The pages of one catch-up share the usernames read (as of one head): each page reads
+    only the actors no page before it named, and every page names them as the REST log does."""
+    from django.contrib.auth import get_user_model
+
+    from rolls.reads.selectors import events_for
+
+    monkeypatch.setattr(catchup, "PAGE", 5)
+    campaign = play("cofd", end=False)
+    viewer = Membership.objects.get(campaign=campaign, user=users["gm"])
+    head = (campaign.head_seq, campaign.head_hash)
+    users_table = get_user_model()._meta.db_table
+    after, pages, shown = 0, 0, []
+    with CaptureQueriesContext(connection) as statements:
+        while after < head[0]:
+            page = catchup.page_after(viewer, after, head[0], head)
+            shown += json.loads(page.text)["events"]
+            after, pages = page.last, pages + 1
+    actors = {event["actor"]["id"] for event in shown} - {None}
+    named = [s for s in statements if users_table in s["sql"]]
+    assert pages > len(actors) >= len(named) >= 1
+    assert shown == events_for(membership=viewer, after=0, limit=10_000)

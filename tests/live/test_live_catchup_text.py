@@ -61,16 +61,35 @@ def test_each_event_is_the_bytes_json_dumps_gives_every_viewer(system, hidden_pl
     _same_texts(hidden.campaign, hidden.viewers)
 
 
-def test_a_page_decodes_only_the_payloads_presenting_reads(play, users):  # noqa: F811
+def test_a_page_decodes_only_the_payloads_presenting_reads(
+    play,  # noqa: F811
+    users,
+    monkeypatch,
+):
     """Only a check event's payload is read (a roll's dice marks, the check a follow-up or a
     reveal points at): every other event is sent as stored, never decoded."""
     campaign = play("storyteller", end=False)
     olga = Membership.objects.get(campaign=campaign, user=users["olga"])
     events = recorder().page(campaign.pk, after=0, limit=10_000)
+    monkeypatch.setattr(Paged, "forget_payload", lambda event: None)  # keep what was decoded
     SharedPage(events).texts_for(olga)
     decoded = {event.type for event in events if "_payload" in event.__dict__}
     assert decoded and all(kind.startswith("check.") for kind in decoded), decoded
     assert {"session.started", "character.created"} <= {e.type for e in events} - decoded
+
+
+def test_a_written_page_keeps_no_decoded_payload(play, users):  # noqa: F811
+    """Each event's decoded payload is dropped once the event is written (what the garbage
+    collector traversed, page after page); another class of viewer decodes it again, alike."""
+    campaign = play("cofd", end=False)
+    events = recorder().page(campaign.pk, after=0, limit=10_000)
+    page = SharedPage(events)
+    gm, alice = (Membership.objects.get(campaign=campaign, user=users[n]) for n in ("gm", "alice"))
+    first = page.texts_for(gm), page.texts_for(alice)
+    assert not [event.seq for event in events if "_payload" in event.__dict__]
+    assert (page.texts_for(gm), page.texts_for(alice)) == first
+    fresh = recorder().page(campaign.pk, after=0, limit=10_000)
+    assert (SharedPage(fresh).texts_for(gm), SharedPage(fresh).texts_for(alice)) == first
 
 
 def test_a_payload_with_unescaped_text_is_encoded_again(play, users):  # noqa: F811
