@@ -10,7 +10,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -256,39 +256,41 @@ class PostgresRecorder:
                 cursor.itersize = batch
                 cursor.execute(sql, (campaign_id, after))
                 logged(self.connection, sql, began)
-                for rows in _fetched_ahead(cursor, batch):
-                    for (
-                        pk,
-                        seq,
-                        type_,
-                        text,
-                        actor,
-                        created,
-                        visibility,
-                        session,
-                        scene,
-                        chapter,
-                        character,
-                        prev,
-                        hash_,
-                    ) in rows:
-                        yield (
+                # Closed before the cursor: the thread must not fetch from a closed one.
+                with closing(_fetched_ahead(cursor, batch)) as batches:
+                    for rows in batches:
+                        for (
                             pk,
                             seq,
                             type_,
                             text,
                             actor,
                             created,
-                            document_time(created),
                             visibility,
                             session,
                             scene,
                             chapter,
                             character,
-                            (session, scene, chapter, character),  # ::text: the document's form
                             prev,
                             hash_,
-                        )
+                        ) in rows:
+                            yield (
+                                pk,
+                                seq,
+                                type_,
+                                text,
+                                actor,
+                                created,
+                                document_time(created),
+                                visibility,
+                                session,
+                                scene,
+                                chapter,
+                                character,
+                                (session, scene, chapter, character),  # ::text: the document's form
+                                prev,
+                                hash_,
+                            )
 
     def page(
         self,
