@@ -8,7 +8,6 @@ bulk); tests compare what the two write, table by table.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable
 from contextvars import ContextVar
@@ -19,6 +18,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, models
 
 from eventlog.chain import canonical_json
 from eventlog.commit import PendingEvent
+from eventlog.recorders import decode
 
 if TYPE_CHECKING:
     from campaign.models import Campaign
@@ -137,7 +137,7 @@ def apply(event: Event) -> None:
     # order), so that the JSON they write is the same text live and rebuilt.
     payload = event.payload
     text = getattr(event, "canonical_text", None) or getattr(event, "payload_text", None)
-    event.payload = json.loads(text or canonical_json(payload))
+    event.payload = decode(text or canonical_json(payload))
     written: list[models.Model] = []
     token = _inserted.set(written)
     try:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from typing import Any, Protocol, TypeVar
 
+import orjson
 from django.db import connections, models
 from django.db.backends.base.base import BaseDatabaseWrapper
 
@@ -86,7 +87,7 @@ class Paged(Recorded):
         try:
             return self._payload
         except AttributeError:
-            self._payload = json.loads(self.payload_text)
+            self._payload = decode(self.payload_text)
             return self._payload
 
     def forget_payload(self) -> None:
@@ -96,6 +97,19 @@ class Paged(Recorded):
 
     def __repr__(self) -> str:
         return f"<Paged #{self.seq} {self.type}>"
+
+
+def decode(text: str | bytes) -> Any:
+    """A stored payload's JSON text decoded (a replay's, a page's, the live projectors'): orjson,
+    2-3x faster than `json.loads` on the log's payloads (decoding was the rebuild's largest
+    cost), and `json.loads` for what orjson refuses and it takes (a lone surrogate's escape,
+    NaN). orjson gives an integer beyond 64 bits as a float: no payload holds one (inputs stop at
+    `campaign.limits.MAX_INT`), and live and rebuilt rows decode the same way. Only decoding:
+    the canonical text the chain hashes is `eventlog.chain`'s, made by `json`."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 @cache

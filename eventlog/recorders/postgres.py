@@ -6,10 +6,11 @@ one query, prepared once per connection and shape (number of events)."""
 
 from __future__ import annotations
 
-import json
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager, suppress
 from datetime import datetime
 from functools import cache
 from typing import Any
@@ -22,6 +23,7 @@ from eventlog.recorders import (
     HeadMoved,
     Paged,
     Recorded,
+    decode,
     event_fields,
     event_table,
     head_table,
@@ -69,10 +71,18 @@ def _insert_sql(table: str, columns: tuple[str, ...]) -> str:
 
 @cache
 def select_sql() -> str:
-    """`rows`' batches: the stored columns of the events after a seq, a batch at most."""
+    """`rows`' batches: the stored columns of the events after a seq, a batch at most; the
+    jsonb only for a row stored without its canonical text (`payload_text`), which is decoded
+    instead: turning every jsonb into text was most of the server's work in a read."""
     return (
-        f"SELECT {', '.join(f.column for f in event_fields())} FROM {event_table()} "
-        "WHERE campaign_id = %s AND seq > %s ORDER BY seq LIMIT %s"
+        "SELECT "
+        + ", ".join(
+            "CASE WHEN payload_text IS NULL THEN payload END"
+            if field.attname == "payload"
+            else field.column
+            for field in event_fields()
+        )
+        + f" FROM {event_table()} WHERE campaign_id = %s AND seq > %s ORDER BY seq LIMIT %s"
     )
 
 
@@ -111,6 +121,48 @@ def document_time(stored: str) -> str:
         return timestamp(datetime.fromisoformat(stored))
     fraction = stored[19:-3] or "."
     return f"{stored[:10]}T{stored[11:19]}{fraction}{'0' * (7 - len(fraction))}+00:00"
+
+
+_DONE = object()
+
+
+def _fetched_ahead(cursor: psycopg.ServerCursor, batch: int, ahead: int = 2) -> Iterator[list]:
+    """The server-side cursor's batches, fetched by a thread up to ``ahead`` batches ahead of
+    the caller. Fetched in turn, the server idled while the replay worked and the replay waited
+    while the server read: half of a rebuild's time on two cores. psycopg lets the GIL go while
+    it waits on the server, and its connection lock serializes the fetches with the statements
+    the caller runs meanwhile (a rebuild's COPY). A closed generator stops the thread before the
+    cursor closes; the thread's error is raised here."""
+    batches: queue.Queue = queue.Queue(maxsize=ahead)
+    stop = threading.Event()
+
+    def fetch() -> None:
+        try:
+            while not stop.is_set():
+                rows = cursor.fetchmany(batch)
+                batches.put(rows)
+                if not rows:
+                    return
+        except BaseException as error:  # handed to the caller's thread
+            batches.put(error)
+        finally:
+            batches.put(_DONE)
+
+    reader = threading.Thread(target=fetch, name="replay-rows", daemon=True)
+    reader.start()
+    try:
+        while (rows := batches.get()) is not _DONE:
+            if isinstance(rows, BaseException):
+                raise rows
+            if not rows:
+                return
+            yield rows
+    finally:
+        stop.set()
+        while reader.is_alive():  # unblock a put on the full queue
+            with suppress(queue.Empty):
+                batches.get(timeout=0.05)
+        reader.join()
 
 
 class PostgresRecorder:
@@ -160,8 +212,9 @@ class PostgresRecorder:
 
     def rows(self, campaign_id: int, *, after: int = 0, batch: int = 5000) -> Iterator[tuple]:
         sql = select_sql()
-        at, loads = _payload_index(), json.loads
-        seq_at = [field.attname for field in event_fields()].index("seq")
+        at, loads = _payload_index(), decode
+        names = [field.attname for field in event_fields()]
+        seq_at, text_at = names.index("seq"), names.index("payload_text")
         while True:
             began = time.monotonic()
             with self._cursor() as cursor:
@@ -169,7 +222,8 @@ class PostgresRecorder:
                 rows = cursor.fetchall()
             logged(self.connection, sql, began)
             for row in rows:
-                yield (*row[:at], loads(row[at]), *row[at + 1 :])
+                text = row[text_at] if row[at] is None else row[at]
+                yield (*row[:at], loads(text), *row[at + 1 :])
             if len(rows) < batch:
                 return
             after = rows[-1][seq_at]
@@ -190,7 +244,8 @@ class PostgresRecorder:
         # One query, streamed through a server-side cursor (the rebuild's transaction holds it
         # open while the read models are written): pages of `seq > last LIMIT n` would each be
         # planned on their own, and on a table loaded since its last ANALYZE each re-sorted the
-        # whole log.
+        # whole log. The batches are fetched ahead by a thread (`_fetched_ahead`): the server
+        # reads the next while the replay decodes and hashes this one.
         sql = replay_sql()
         began = time.monotonic()
         with self.connection.wrap_database_errors:
@@ -201,39 +256,41 @@ class PostgresRecorder:
                 cursor.itersize = batch
                 cursor.execute(sql, (campaign_id, after))
                 logged(self.connection, sql, began)
-                while rows := cursor.fetchmany(batch):
-                    for (
-                        pk,
-                        seq,
-                        type_,
-                        text,
-                        actor,
-                        created,
-                        visibility,
-                        session,
-                        scene,
-                        chapter,
-                        character,
-                        prev,
-                        hash_,
-                    ) in rows:
-                        yield (
+                # Closed before the cursor: the thread must not fetch from a closed one.
+                with closing(_fetched_ahead(cursor, batch)) as batches:
+                    for rows in batches:
+                        for (
                             pk,
                             seq,
                             type_,
                             text,
                             actor,
                             created,
-                            document_time(created),
                             visibility,
                             session,
                             scene,
                             chapter,
                             character,
-                            (session, scene, chapter, character),  # ::text: the document's form
                             prev,
                             hash_,
-                        )
+                        ) in rows:
+                            yield (
+                                pk,
+                                seq,
+                                type_,
+                                text,
+                                actor,
+                                created,
+                                document_time(created),
+                                visibility,
+                                session,
+                                scene,
+                                chapter,
+                                character,
+                                (session, scene, chapter, character),  # ::text: the document's form
+                                prev,
+                                hash_,
+                            )
 
     def page(
         self,
@@ -262,7 +319,7 @@ class PostgresRecorder:
             cursor.execute(sql, params, prepare=True)
             rows = cursor.fetchall()
         logged(self.connection, sql, began)
-        at, loads = _payload_index(), json.loads
+        at, loads = _payload_index(), decode
         return [
             Paged(row if row[at] is None else (*row[:at], loads(row[at]), *row[at + 1 :]))
             for row in rows

@@ -213,18 +213,15 @@ def _dashed(stored: str) -> str:
 
 
 def _replay_rows(recorder: SqliteRecorder, campaign_id: int, after: int, batch: int):
-    sql, texts = replay_sql(), {}  # a log has few distinct ids: each one's text made once
-
-    def dashed(stored: str) -> str:
-        text = texts.get(stored)
-        if text is None:
-            text = texts[stored] = _dashed(stored)
-        return text
-
+    # A log has few distinct combinations of context ids: each one's text is made once.
+    sql, texts = replay_sql(), {}
     while True:
         rows = recorder._fetch(sql, (campaign_id, after, batch))
         for pk, seq, type_, text, actor, created, visibility, *ids, prev, hash_ in rows:
-            session, scene, chapter, character = ids
+            stored_ids = tuple(ids)
+            text_ids = texts.get(stored_ids)
+            if text_ids is None:
+                text_ids = texts[stored_ids] = tuple(_dashed(id_) if id_ else id_ for id_ in ids)
             # The event document's forms (eventlog.chain.event_document) of the stored values.
             created_text = created.replace(" ", "T", 1)
             if "." not in created:
@@ -238,16 +235,8 @@ def _replay_rows(recorder: SqliteRecorder, campaign_id: int, after: int, batch: 
                 created,
                 created_text + "+00:00",
                 visibility,
-                session,
-                scene,
-                chapter,
-                character,
-                (
-                    session and dashed(session),
-                    scene and dashed(scene),
-                    chapter and dashed(chapter),
-                    character and dashed(character),
-                ),
+                *stored_ids,
+                text_ids,
                 prev,
                 hash_,
             )

@@ -188,3 +188,21 @@ def test_a_replayed_time_is_the_documents_whatever_postgresql_left_out(stored, d
     from eventlog.recorders.postgres import document_time
 
     assert document_time(stored) == document
+
+
+@pytest.mark.django_db(transaction=True)
+def test_replay_rows_closed_early_leave_the_connection_usable(make_campaign):
+    """A replay refused half-way closes its rows (PostgreSQL: the cursor and the thread that
+    fetches ahead); the transaction goes on."""
+    campaign = make_campaign("cofd")
+    with transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        recorder().append(_chained(locked, 9), expected_seq=locked.head_seq)
+    with transaction.atomic():
+        rows = recorder().replay_rows(campaign.pk, batch=2)
+        assert [next(rows)[1], next(rows)[1]] == [1, 2]
+        rows.close()
+        assert Event.objects.filter(campaign=campaign).count() >= 9
+        again = [row[1] for row in recorder().replay_rows(campaign.pk, after=5, batch=2)]
+    total = Event.objects.filter(campaign=campaign).count()
+    assert again == list(range(6, total + 1))
