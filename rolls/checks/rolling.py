@@ -83,13 +83,17 @@ def _table_sql(campaign_from: str, period: str | None) -> str:
     return (
         f"SELECT {columns(Session, 's')}, sec.seed, "
         # The session's last check, at the end of the (campaign, seq) index: its key's index
-        # plus one (none yet: 0). Counting the session's checks grew with the session (8 ms of
-        # the database's time under the lock at 10,000); max() finds the end of the index even
-        # where the planner's statistics are stale, which ORDER BY … LIMIT 1 did not.
-        f"(SELECT k.key_index + 1 FROM {Check._meta.db_table} k WHERE k.campaign_id = cc.id "
-        " AND k.session_id = s.id AND k.seq = "
-        f"(SELECT max(m.seq) FROM {Check._meta.db_table} m "
-        "  WHERE m.campaign_id = cc.id AND m.seq > s.started_seq)), "
+        # plus one. Counting the session's checks grew with the session (8 ms of the database's
+        # time under the lock at 10,000); max() finds the end of the index even where the
+        # planner's statistics are stale, which ORDER BY … LIMIT 1 did not. The count stays as
+        # the fallback, for a session with no check yet (an empty range) and for a last check
+        # written without its index (a process still on the code before rolls.0007).
+        f"COALESCE((SELECT k.key_index + 1 FROM {Check._meta.db_table} k "
+        " WHERE k.campaign_id = cc.id AND k.session_id = s.id AND k.seq = "
+        f" (SELECT max(m.seq) FROM {Check._meta.db_table} m "
+        "   WHERE m.campaign_id = cc.id AND m.seq > s.started_seq)), "
+        f"(SELECT count(*) FROM {Check._meta.db_table} n "
+        "  WHERE n.campaign_id = cc.id AND n.seq > s.started_seq AND n.session_id = s.id)), "
         f"sc.id, ch.id, {taken}, "
         f"{columns(Character, 'c')} {campaign_from} "
         f"LEFT JOIN {Session._meta.db_table} s ON s.campaign_id = cc.id AND s.ended_seq IS NULL "

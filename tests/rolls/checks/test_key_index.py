@@ -64,3 +64,16 @@ def test_rows_without_a_key_index_get_it_from_their_event(table):
     # And the next roll follows on from them.
     play.roll("alice", traits=["Physical", "Brawl"])
     assert [row for _, _, row in _indices(play.campaign)] == [0, 1, 2, 3]
+
+
+def test_a_last_check_written_without_its_index_does_not_restart_the_keys(table):
+    """A check row without its key index (written by a process still on the code before the
+    index was kept) is counted instead: the next roll still takes the session's next key."""
+    play = table("storyteller", manual=False)
+    for _ in range(3):
+        play.roll("alice", traits=["Physical", "Brawl"])
+    last = Check.objects.filter(campaign=play.campaign).order_by("-seq").first()
+    Check.objects.filter(pk=last.pk).update(key_index=None)
+    play.roll("alice", traits=["Physical", "Brawl"])
+    assert [payload for _, payload, _ in _indices(play.campaign)] == [0, 1, 2, 3]
+    Check.objects.filter(pk=last.pk).update(key_index=2)  # as a rebuild writes it (teardown)
