@@ -150,9 +150,10 @@ Roster = tuple[list[Membership], dict[int, str]]
 # The rosters this process read, by campaign: (its `roster_stamp` then, when, the roster). Every
 # change of who is a member, or in what role, is an event that moves the campaign's roster_seq,
 # which a check's write reads with the stream lock: a roster kept at that stamp is the check's
-# (the campaign's creation time tells apart a campaign of the same id in a restored database).
-# Usernames change outside the log (the admin), so a kept roster is read again after
-# ROSTER_KEPT_SECONDS.
+# (the campaign's creation time tells apart another campaign that got the same id). Outside the
+# log, an admin renames or deletes users (a deleted user's memberships go with them, and no
+# event says so): a kept roster is read again after ROSTER_KEPT_SECONDS. A database restored to
+# an earlier point reuses seqs: restart the processes after a restore (docs/operations.md).
 _rosters: dict[int, tuple[tuple, float, Roster]] = {}
 ROSTERS_KEPT = 4096
 ROSTER_KEPT_SECONDS = 60.0
@@ -271,8 +272,9 @@ def database_threads() -> int | None:
     """Threads of the serving loop's thread pool, where the sockets' database calls, the sign-in
     and this publisher's rendering run (`thread_sensitive=False`), each holding at most one
     pooled connection: asyncio's default number, but never more than the pool (DB_POOL_MAX_SIZE)
-    less one connection for the webhook sender, so that no call waits for a connection. None
-    without a pool."""
+    less one connection for the webhook sender, so that these calls alone never wait for a
+    connection (where uvicorn also serves HTTP, Django's sync views take the pool's connections
+    from threads of their own). None without a pool."""
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
     if not isinstance(pool, dict) or "max_size" not in pool:
         return None
