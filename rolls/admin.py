@@ -158,25 +158,28 @@ class TaskAttemptsAdmin(SeenByAdmin):
 
     def get_queryset(self, request):
         rows = super().get_queryset(request).select_related("campaign")
-        unknown = _once(request, "_admin_unknown_tasks", lambda: self._unknown(request, rows))
-        return rows.exclude(pk__in=unknown)
+        known = _once(request, "_admin_known_tasks", lambda: self._known(request, rows))
+        return rows.exclude(pk__in=[pk for pk, n in known.items() if n == 0])
 
     @staticmethod
-    def _unknown(request: HttpRequest, rows) -> list[int]:
-        """The counters with failures of which the staff member knows none: all read at once, a
-        fixed number of statements however many there are."""
+    def _known(request: HttpRequest, rows) -> dict[int, int]:
+        """What the staff member knows of each counter with failures in a campaign they do not
+        run: all read at once, a fixed number of statements however many there are (a GM
+        knows every failure of theirs; a counter they know none of is not listed)."""
         failed = [
             row
             for row in rows.filter(failures__gt=0)
             if viewer_of(request, row.campaign_id).role != Role.GM
         ]
-        known = failed_attempts_of(failed, lambda campaign_id: viewer_of(request, campaign_id))
-        return [pk for pk, n in known.items() if n == 0]
+        return failed_attempts_of(failed, lambda campaign_id: viewer_of(request, campaign_id))
 
     def get_changelist_instance(self, request):
         changelist = super().get_changelist_instance(request)
         rows = changelist.result_list
-        known = failed_attempts_of(rows, lambda campaign_id: viewer_of(request, campaign_id))
+        known = dict(_once(request, "_admin_known_tasks", lambda: {}))  # get_queryset's
+        missing = [row for row in rows if row.pk not in known]
+        if missing:
+            known |= failed_attempts_of(missing, lambda cid: viewer_of(request, cid))
         for row in rows:
             row.known = known[row.pk]
         return changelist
