@@ -127,7 +127,9 @@ _read_page = _database(catchup.page_after)
 # The per-user write budget is counted in the cache (Redis): off the shared thread too.
 _write_wait = sync_to_async(write_wait, thread_sensitive=False)
 
-_turns: dict[tuple[asyncio.AbstractEventLoop, int], asyncio.Semaphore] = {}
+# (loop, campaign) -> (its writers' turns, the writes holding or waiting for one): dropped when
+# the last of them is done, so a process does not keep one per campaign it ever wrote to.
+_turns: dict[tuple[asyncio.AbstractEventLoop, int], tuple[asyncio.Semaphore, list[int]]] = {}
 
 
 @contextlib.asynccontextmanager
@@ -137,24 +139,31 @@ async def _writer_turn(campaign_id: int) -> AsyncIterator[float]:
     other campaign's socket calls, and a stuck campaign's queue would fill the pool. Yields the
     seconds waited, which count against the write's one budget (DB_LOCK_TIMEOUT_SECONDS)."""
     key = (asyncio.get_running_loop(), campaign_id)
-    turn = _turns.get(key) or _turns.setdefault(
-        key, asyncio.Semaphore(settings.WRITERS_PER_CAMPAIGN)
+    turn, writes = _turns.get(key) or _turns.setdefault(
+        key, (asyncio.Semaphore(settings.WRITERS_PER_CAMPAIGN), [0])
     )
-    waited = 0.0
-    if turn.locked():
-        began = time.monotonic()
-        try:
-            async with asyncio.timeout(settings.DB_LOCK_TIMEOUT_SECONDS):
-                await turn.acquire()
-        except TimeoutError:
-            raise Busy(f"campaign {campaign_id}: no writer turn within the lock timeout") from None
-        waited = time.monotonic() - began
-    else:
-        await turn.acquire()
+    writes[0] += 1  # the loop's own thread only: no lock needed
     try:
-        yield waited
+        waited = 0.0
+        if turn.locked():
+            began = time.monotonic()
+            try:
+                async with asyncio.timeout(settings.DB_LOCK_TIMEOUT_SECONDS):
+                    await turn.acquire()
+            except TimeoutError:
+                message = f"campaign {campaign_id}: no writer turn within the lock timeout"
+                raise Busy(message) from None
+            waited = time.monotonic() - began
+        else:
+            await turn.acquire()
+        try:
+            yield waited
+        finally:
+            turn.release()
     finally:
-        turn.release()
+        writes[0] -= 1
+        if not writes[0]:
+            _turns.pop(key, None)
 
 
 # campaign -> (when read, head seq, head hash): heartbeats share it, catch-up pages are keyed by it
