@@ -84,6 +84,15 @@ def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
     return recorder(connection.alias).fetch(sql, params)
 
 
+def fetchone_locked(campaign_id: int, sql: str, params: Sequence[Any]) -> tuple | None:
+    """`fetchone` once this transaction holds the campaign's stream lock, in one round trip
+    (`Recorder.fetch_locked`): the read sees what the lock's last holder committed."""
+    from eventlog.recorders import recorder
+
+    found = recorder(connection.alias).fetch_locked(campaign_id, sql, params)
+    return found[0] if found else None
+
+
 def fetchone(sql: str, params: Sequence[Any]) -> tuple | None:
     found = fetch(sql, params)
     return found[0] if found else None

@@ -134,6 +134,10 @@ class Recorder(Protocol):
         """The rows of a hand-written read (``%s`` placeholders), prepared where the backend
         can: the hot path's joins (`eventlog.rows.fetch`)."""
 
+    def fetch_locked(self, campaign_id: int, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """`fetch`, once this transaction holds the campaign's stream lock (until it ends), in
+        one round trip: the read sees everything the lock's last holder committed."""
+
     def page(
         self,
         campaign_id: int,

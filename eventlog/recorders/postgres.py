@@ -57,6 +57,12 @@ def append_ctes(count: int) -> str:
 
 
 @cache
+def lock_sql() -> str:
+    """The stream lock alone: the head's row, locked until the transaction ends."""
+    return f"SELECT 1 FROM {head_table()} WHERE id = %s FOR UPDATE"
+
+
+@cache
 def append_sql(count: int) -> str:
     return f"WITH {append_ctes(count)} SELECT e.id, (SELECT count(*) FROM h) FROM e ORDER BY e.seq"
 
@@ -235,6 +241,25 @@ class PostgresRecorder:
         with self._cursor() as cursor:
             cursor.execute(sql, params, prepare=True)
             rows = cursor.fetchall()
+        logged(self.connection, sql, began)
+        return rows
+
+    def fetch_locked(self, campaign_id: int, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """The row lock and the read in one pipeline. One statement locking the campaign and
+        joining the rest would read the rest as of its start: a writer that waited for the lock
+        would see the tables as they were before the holder it waited for committed, and have
+        to read them again under the lock (a round trip per check when writers queue). The
+        pipeline's read is a statement of its own, whose snapshot is taken once the lock is
+        granted."""
+        began = time.monotonic()
+        with self._cursor() as lock, psycopg.Cursor(self.connection.connection) as read:
+            with self.connection.connection.pipeline():
+                lock.execute(lock_sql(), (campaign_id,), prepare=True)
+                read.execute(sql, params, prepare=True)
+            rows = read.fetchall()
+        logged(self.connection, lock_sql(), began)
+        if self.connection.queries_logged:  # for counting round trips, not only statements
+            self.connection.queries_log[-1]["pipelined"] = True
         logged(self.connection, sql, began)
         return rows
 

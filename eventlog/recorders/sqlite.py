@@ -138,6 +138,10 @@ class SqliteRecorder:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
+    def fetch_locked(self, campaign_id: int, sql: str, params: Sequence[Any]) -> list[tuple]:
+        # The write transaction (BEGIN IMMEDIATE) is the lock: no writer commits meanwhile.
+        return self.fetch(sql, params)
+
     @django_errors
     def insert_row(self, table: str, columns: Sequence[str], values: Sequence[Any]) -> int:
         sql = (

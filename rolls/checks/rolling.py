@@ -22,8 +22,8 @@ from campaign.models import (
     Session,
     SessionSecret,
 )
-from eventlog.rows import columns, fetchone, instance, width
-from eventlog.stream import held, lock_clause
+from eventlog.rows import columns, fetchone, fetchone_locked, instance, width
+from eventlog.stream import held
 from rolls import systems
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
@@ -148,13 +148,12 @@ def read_table(campaign: Campaign, character: Any) -> Table:
 
 def lock_table(read_before: Campaign, character: Any) -> tuple[Campaign, Table | None]:
     """Take the campaign's stream lock and read its `Table` in the same round trip (a check's
-    one statement before it appends, when no other writer got there first); ``read_before``:
-    the campaign as read before the lock (its id, and its rule options for the statement's
-    shape). The table is None when it must be read again with `read_table`: when another writer
-    committed while this one waited for the lock (or changed the options), or when
-    ``character`` is not a well-formed id (`read_table` refuses it then, where the service's
-    order of refusals puts it). A character the campaign does not have is left for the caller
-    to refuse (``character`` None)."""
+    one round trip before it appends; `eventlog.rows.fetchone_locked`); ``read_before``: the
+    campaign as read before the lock (its id, and its rule options for the statement's shape).
+    The table is None when it must be read again with `read_table`: when the options changed
+    while this writer waited for the lock, or when ``character`` is not a well-formed id
+    (`read_table` refuses it then, where the service's order of refusals puts it). A character
+    the campaign does not have is left for the caller to refuse (``character`` None)."""
     if not connection.in_atomic_block:
         raise RuntimeError("lock_table() must run inside transaction.atomic()")
     try:
@@ -162,23 +161,16 @@ def lock_table(read_before: Campaign, character: Any) -> tuple[Campaign, Table |
     except InvalidInput:
         param, character = None, _MALFORMED
     n = width(Campaign)
-    table = Campaign._meta.db_table
-    # The head as the statement's snapshot saw it, beside the locked row's: PostgreSQL reads the
-    # joined tables as of the statement's start, so if another writer committed before the lock
-    # was granted they are stale, and the table is read again (a new statement sees them).
     period = _counted_period(read_before)
-    sql = _table_sql(
-        f", (SELECT x.head_seq FROM {table} x WHERE x.id = cc.id) FROM {table} cc", period
-    )
-    sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1) + lock_clause("cc")
-    row = fetchone(sql, (param, read_before.pk))
+    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", period)
+    sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1)
+    row = fetchone_locked(read_before.pk, sql, (param, read_before.pk))
     if row is None:
         raise Campaign.DoesNotExist(f"no campaign {read_before.pk}")
     campaign = held(instance(Campaign, row[:n]))
-    stale = row[-1] != campaign.head_seq or _counted_period(campaign) != period
-    if character is _MALFORMED or stale:
+    if character is _MALFORMED or _counted_period(campaign) != period:
         return campaign, None
-    return campaign, _table(row[n:-1], character, period)
+    return campaign, _table(row[n:], character, period)
 
 
 _MALFORMED = object()

@@ -113,8 +113,8 @@ def _check_roll(
     Everything that can refuse the request is decided before the event is appended, and the
     projector applies what the event says without deciding again: with server dice a refused
     append would draw the same faces at the same seq, so a refusal after rolling could stick.
-    What the request says by itself is checked before the lock; under it, one statement reads
-    the table (open periods, dice seed, the character) and one appends.
+    What the request says by itself is checked before the lock; under it, one round trip takes
+    the lock and reads the table (open periods, dice seed, the character) and one appends.
     """
     if membership is None:
         membership = require_player_or_gm(campaign, actor)
@@ -140,7 +140,7 @@ def _check_roll(
         data = {**call.request, **data}
         visibility, label, task = _request_fields(data, system, is_gm, call)
 
-    if table is None or table.asked != data.get("character"):  # stale, or a call named one
+    if table is None or table.asked != data.get("character"):  # options changed, or a call's
         table = read_table(campaign, data.get("character"))
     session = table.session
     if session is None:

@@ -9,32 +9,42 @@ The statements after COMMIT (the live broadcast, rolls/live) are bounded, not fi
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from campaign.models import Campaign
+from rolls.checks import services
+from tests.rolls.checks.test_rule_willpower import _give
+
 # Up to and including COMMIT. On PostgreSQL the append goes with the COMMIT as one statement:
 # the event's INSERT, the head's UPDATE, the check row and the key's answer are CTEs of one
-# query (eventlog/commit.py); SQLite runs them one by one.
+# query (eventlog/commit.py); SQLite runs them one by one. On PostgreSQL the lock and the table
+# are two statements sent together (eventlog/recorders/postgres.py, fetch_locked: the table's
+# snapshot is taken once the lock is granted); on SQLite the write transaction is the lock.
 # The token's statement reads the membership of the campaign too (accounts/authentication.py).
-#   token+membership+campaign · BEGIN · [lock+table · append(+check row) · COMMIT]
-WITHOUT_KEY = {"postgresql": 5, "sqlite": 7}
+#   token+membership+campaign · BEGIN · [lock · table · append(+check row) · COMMIT]
+WITHOUT_KEY = {"postgresql": 6, "sqlite": 7}
 # With a key: the token's statement reads the answer recorded for it too (none, or a replay),
 # and that answer is written in the append's statement on PostgreSQL; the service takes no
 # savepoint inside the key's transaction (campaign/idempotency.py, service_transaction).
-#   BEGIN · token+membership+campaign+key · [lock+table · append(+check row, +answer) · COMMIT]
-WITH_KEY = {"postgresql": 5, "sqlite": 8}
+#   BEGIN · token+membership+campaign+key · [lock · table · append(+check row, +answer) · COMMIT]
+WITH_KEY = {"postgresql": 6, "sqlite": 8}
 # From the statement that takes the stream lock to COMMIT.
 UNDER_LOCK = {
-    (False, "postgresql"): 3,
+    (False, "postgresql"): 4,
     (False, "sqlite"): 5,
-    (True, "postgresql"): 3,
+    (True, "postgresql"): 4,
     (True, "sqlite"): 6,
 }
-# Round trips under the lock on PostgreSQL: the lock and the table, then the COMMIT, which
-# carries the append with the check row and the key's answer (eventlog/commit.py).
+# Round trips under the lock on PostgreSQL: the lock with the table, then the COMMIT, which
+# carries the append with the check row and the key's answer (eventlog/commit.py) — also for a
+# writer that waited for the lock while another committed.
 ROUND_TRIPS_UNDER_LOCK = 2
 BROADCAST_AT_MOST = 1  # after COMMIT: the roster (rolls/live/broadcast.py, rolls/reads/present.py)
 
@@ -64,12 +74,27 @@ def _roll(table, users, key: str | None, entries: bool = False) -> list:
 def _split(statements: list[str]) -> tuple[list[str], list[str], list[str]]:
     """(the request up to COMMIT, the part under the stream lock, what ran after COMMIT)."""
     commit = next(i for i, sql in enumerate(statements) if sql.upper().startswith("COMMIT"))
-    head = "SELECT cc.id"  # rolls/checks/rolling.py lock_table: the lock and the table
-    lock = next(i for i, sql in enumerate(statements) if sql.startswith(head))
+    lock = next(i for i, sql in enumerate(statements) if _takes_the_lock(sql))
     # After COMMIT, a process with no webhook sender asks at most every 30 s whether a campaign
     # has a webhook (webhooks/dispatch.py): a slow run meets it; it is not the check's.
     after = [sql for sql in statements[commit + 1 :] if "webhooks_webhook" not in sql]
     return statements[: commit + 1], statements[lock : commit + 1], after
+
+
+def _takes_the_lock(sql: str) -> bool:
+    """The first statement under the stream lock (rolls/checks/rolling.py lock_table): the lock
+    itself on PostgreSQL (eventlog/recorders/postgres.py lock_sql), the table on SQLite."""
+    return sql.startswith("SELECT 1 FROM campaign_campaign") or sql.startswith("SELECT cc.id")
+
+
+def _round_trips(entries: list[dict]) -> list[str]:
+    """The statements under the stream lock that each waited for the database: one sent with
+    the next (`pipelined`) or with the COMMIT (`with_commit`) did not wait on its own."""
+    sqls = [entry["sql"] for entry in entries]
+    _, locked, _ = _split(sqls)
+    start = sqls.index(locked[0])
+    under = entries[start : start + len(locked)]
+    return [e["sql"] for e in under if not (e.get("with_commit") or e.get("pipelined"))]
 
 
 def _listing(statements: list[str]) -> str:
@@ -92,7 +117,8 @@ def test_a_check_runs_a_fixed_number_of_statements(table, users, key):
 def test_a_check_reads_nothing_back_and_locks_once(table, users):
     request, locked, _ = _split(_roll(table("cofd", manual=True), users, "read-back-key"))
     reads = [sql for sql in locked if sql.lstrip().upper().startswith("SELECT")]
-    assert len(reads) == 1, _listing(reads)  # the lock and the table (periods, seed, character)
+    # The table (periods, seed, character), after the lock on PostgreSQL (sent together).
+    assert len(reads) == (2 if connection.vendor == "postgresql" else 1), _listing(reads)
     assert sum("FOR UPDATE" in sql for sql in request) <= 1, _listing(request)
     memberships = [sql for sql in request if "campaign_membership" in sql]
     assert len(memberships) == 1, _listing(memberships)  # the role, read once (with the token)
@@ -102,10 +128,78 @@ def test_a_check_reads_nothing_back_and_locks_once(table, users):
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("key", [None, "round-trips-key"], ids=["no-key", "idempotency-key"])
 def test_under_the_lock_a_check_waits_for_the_database_twice(table, users, key):
-    entries = _roll(table("cofd", manual=True), users, key, entries=True)
-    sqls = [entry["sql"] for entry in entries]
-    _, locked, _ = _split(sqls)
-    start = sqls.index(locked[0])
-    trips = [e["sql"] for e in entries[start : start + len(locked)] if not e.get("with_commit")]
+    trips = _round_trips(_roll(table("cofd", manual=True), users, key, entries=True))
     assert len(trips) == ROUND_TRIPS_UNDER_LOCK, _listing(trips)
     assert trips[-1].upper().startswith("COMMIT")
+
+
+@pytest.mark.postgres  # SQLite's writers never wait inside a statement: BEGIN IMMEDIATE waits
+@pytest.mark.django_db(transaction=True)
+def test_a_check_that_waited_for_the_lock_reads_what_the_holder_committed_in_one_trip(table, users):
+    """Another writer holds the lock and commits a roll (it took the session's next roll key)
+    while this check waits: the check's table, read in the lock's own round trip, has the key
+    after it — it neither decides on the tables as they were before nor reads them again."""
+    t = table("cofd", manual=False)  # server dice: each roll takes the session's next key
+    _give(t, "alice", 1)
+    holding, release, held = threading.Event(), threading.Event(), {}
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                check = services.check_roll(
+                    campaign=Campaign.objects.get(pk=t.campaign.pk),
+                    actor=users["alice"],
+                    request={
+                        "character": str(t.characters["alice"].pk),
+                        "traits": ["Wits"],
+                        "willpower": True,  # a change of the character's row too
+                    },
+                )
+                held["index"] = check.key_index
+                holding.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    def wait_and_roll() -> None:
+        try:
+            with CaptureQueriesContext(connection) as captured:
+                held["answer"] = t.clients["alice"].post(
+                    f"{t.url}/checks/",
+                    {"character": str(t.characters["alice"].pk), "traits": ["Wits"]},
+                    format="json",
+                )
+            held["entries"] = captured.captured_queries
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(30)
+    waiter = threading.Thread(target=wait_and_roll)
+    waiter.start()
+    try:
+        _until_a_backend_waits_for_a_lock()
+    finally:
+        release.set()
+        holder.join(30)
+        waiter.join(30)
+    answer = held["answer"]
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["data"]["dice_key"]["index"] == held["index"] + 1
+    trips = _round_trips(held["entries"])
+    assert len(trips) == ROUND_TRIPS_UNDER_LOCK, _listing(trips)
+
+
+def _until_a_backend_waits_for_a_lock(seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            )
+            if cursor.fetchone()[0]:
+                return
+            time.sleep(0.01)
+    raise AssertionError("the second check never waited for the lock")
