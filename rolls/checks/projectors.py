@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import F
+from django.db import connection
 
 from campaign.models import Character
+from eventlog import commit
 from eventlog.event_types import (
     CHARACTER_WILLPOWER_RESTORED,
     CHECK_CALL_CLOSED,
@@ -36,20 +37,70 @@ def _add_resource(
     if not character_id or not delta:
         return
     if check is not None:
-        changes = {key: dict(value) for key, value in check.resource_changes.items()}
-        mine = changes.setdefault(str(character_id), {})
-        mine[name] = mine.get(name, 0) + delta
+        changes = _with_change(check.resource_changes, character_id, name, delta)
         # By campaign and seq: the row's id may not be known yet (eventlog/commit.py).
         Check.objects.filter(campaign_id=check.campaign_id, seq=check.seq).update(
             resource_changes=changes
         )
         check.resource_changes = changes
+    _add_to_sheet(character_id, name, delta)
+
+
+def _with_change(
+    changes: dict[str, dict[str, int]], character_id: str, name: str, delta: int
+) -> dict[str, dict[str, int]]:
+    """A check's `resource_changes` with ``delta`` more of ``name`` for the character."""
+    changed = {key: dict(value) for key, value in changes.items()}
+    mine = changed.setdefault(str(character_id), {})
+    mine[name] = mine.get(name, 0) + delta
+    return changed
+
+
+def _add_to_sheet(character_id: str, name: str, delta: int) -> None:
+    """Add ``delta`` to a resource on the character's sheet, never below 0. On PostgreSQL one
+    UPDATE, sent with the COMMIT (eventlog/commit.py): the check that spent it read the sheet
+    under the lock already, and a read here would cost the lock a round trip of its own. SQLite
+    keeps JSON as its text, which must be the text a rebuild writes: read and written back."""
+    if connection.vendor == "postgresql":
+        commit.write(connection, _ADD_TO_SHEET_SQL, (name, name, delta, character_id), None)
+        return
     character = Character.objects.filter(pk=character_id).first()
     if character is None:
         return
     resources = dict(character.resources)
     resources[name] = max(0, int(resources.get(name, 0)) + delta)
     Character.objects.filter(pk=character_id).update(resources=resources)
+
+
+_ADD_TO_SHEET_SQL = (
+    f"UPDATE {Character._meta.db_table} SET resources = jsonb_set(resources, ARRAY[%s], "
+    "to_jsonb(GREATEST(0, COALESCE((resources->>%s)::int, 0) + %s))) WHERE id = %s"
+)
+
+
+def _count_failure(campaign_id: int, character_id: str, task: str, failed: bool) -> None:
+    """A task's failed attempts: one more after a failure, none after a success. Written
+    without reading the counter (an upsert), so on PostgreSQL it goes with the COMMIT."""
+    params = (campaign_id, _uuid_param(character_id), task)
+    if failed:
+        commit.write(connection, _FAILED_AGAIN_SQL, params, None)
+    else:
+        commit.write(connection, _TASK_DONE_SQL, params, None)
+
+
+def _uuid_param(value: str) -> Any:
+    return TaskAttempts._meta.get_field("character_id").get_db_prep_value(value, connection)
+
+
+_ATTEMPTS = TaskAttempts._meta.db_table
+_FAILED_AGAIN_SQL = (
+    f"INSERT INTO {_ATTEMPTS} (campaign_id, character_id, task, failures) "
+    "VALUES (%s, %s, %s, 1) ON CONFLICT (campaign_id, character_id, task) "
+    f"DO UPDATE SET failures = {_ATTEMPTS}.failures + 1"
+)
+_TASK_DONE_SQL = (
+    f"DELETE FROM {_ATTEMPTS} WHERE campaign_id = %s AND character_id = %s AND task = %s"
+)
 
 
 def key_index(dice_key: Any) -> int | None:
@@ -62,7 +113,21 @@ def key_index(dice_key: Any) -> int | None:
 def _check_rolled(event: Event) -> None:
     data = event.payload
     rolls = data["rolls"]
-    row = insert_values(
+    # What the rolls spent and earned, on the row as it is inserted (no UPDATE after it).
+    spent: list[tuple[str, str, int]] = []
+    for roll in rolls:
+        if roll.get("beats_awarded"):
+            spent.append((roll["character_id"], "beats", roll["beats_awarded"]))
+        if roll.get("willpower_spent"):
+            spent.append((roll["character_id"], "willpower", -roll["willpower_spent"]))
+        resisting = roll.get("resistance_willpower_spent")
+        if resisting:  # CofD: the resisting character raised their trait with Willpower
+            spent.append((resisting["character_id"], "willpower", -resisting["points"]))
+    changes: dict[str, dict[str, int]] = {}
+    for character_id, name, delta in spent:
+        if character_id and delta:
+            changes = _with_change(changes, character_id, name, delta)
+    insert_values(
         Check,
         {
             "campaign_id": event.campaign_id,
@@ -81,6 +146,7 @@ def _check_rolled(event: Event) -> None:
             "task": data["task"],
             "manual": data["dice"] == "manual",
             "outcome": rolls[0]["result"]["outcome"],
+            "resource_changes": changes,
             "created_at": event.created_at,
             "key_index": key_index(data.get("dice_key")),
         },
@@ -89,41 +155,34 @@ def _check_rolled(event: Event) -> None:
         if roll["result"].get("free_botch_consumed"):
             # Recorded as the character's under either scope: the services decide a character's
             # and the table's allowance from these rows whatever the option says now (#12, 4).
-            RuleUse.objects.create(
-                campaign_id=event.campaign_id,
-                rule="free_botch",
-                period_id=event.session_id,
-                character_id=roll["character_id"],
-                check_seq=event.seq,
+            insert_values(
+                RuleUse,
+                {
+                    "campaign_id": event.campaign_id,
+                    "rule": "free_botch",
+                    "period_id": event.session_id,
+                    "character_id": roll["character_id"],
+                    "check_seq": event.seq,
+                },
             )
-        if roll.get("beats_awarded"):
-            _add_resource(roll["character_id"], "beats", roll["beats_awarded"], row)
-        if roll.get("willpower_spent"):
-            _add_resource(roll["character_id"], "willpower", -roll["willpower_spent"], row)
-        resisting = roll.get("resistance_willpower_spent")
-        if resisting:  # CofD: the resisting character raised their trait with Willpower
-            _add_resource(resisting["character_id"], "willpower", -resisting["points"], row)
+    for character_id, name, delta in spent:
+        if character_id and delta:
+            _add_to_sheet(character_id, name, delta)
     for helper_seq in data.get("helpers", []):
-        RuleUse.objects.create(
-            campaign_id=event.campaign_id, rule="helper", period_id=None, check_seq=helper_seq
+        insert_values(
+            RuleUse,
+            {
+                "campaign_id": event.campaign_id,
+                "rule": "helper",
+                "period_id": None,
+                "character_id": None,
+                "check_seq": helper_seq,
+            },
         )
     failed = recorded_failed_attempt(data)
     if failed is not None:
-        character_id = rolls[0]["character_id"]
-        task = task_key(data["task"])  # one counter per task, whatever its case and spacing
-        counter = TaskAttempts.objects.filter(
-            campaign_id=event.campaign_id, character_id=character_id, task=task
-        )
-        if failed:
-            if not counter.update(failures=F("failures") + 1):
-                TaskAttempts.objects.create(
-                    campaign_id=event.campaign_id,
-                    character_id=character_id,
-                    task=task,
-                    failures=1,
-                )
-        else:
-            counter.delete()
+        # One counter per task, whatever its case and spacing.
+        _count_failure(event.campaign_id, rolls[0]["character_id"], task_key(data["task"]), failed)
     if data.get("call_id"):
         call = CheckCall.objects.filter(pk=data["call_id"]).first()
         if call is not None:

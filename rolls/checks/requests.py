@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -303,7 +304,13 @@ def helper_checks(
         raise InvalidInput("helpers", _("expected a list of at most 8 check numbers (seq)"))
     if len(set(seqs)) != len(seqs):
         raise InvalidInput("helpers", _("name each helper roll once"))
-    helpers = list(Check.objects.filter(campaign=campaign, seq__in=seqs).order_by("seq"))
+    # One read: the rolls, and whether another roll has used each already.
+    used = RuleUse.objects.filter(campaign=campaign, rule="helper", check_seq=OuterRef("seq"))
+    helpers = list(
+        Check.objects.filter(campaign=campaign, seq__in=seqs)
+        .annotate(used_as_helper=Exists(used))
+        .order_by("seq")
+    )
     if len(helpers) != len(seqs):
         raise NotFound("helpers", _("a helper roll is not a check of this campaign"))
     for helper in helpers:  # a hidden helper's successes would show in this roll's pool
@@ -321,7 +328,7 @@ def helper_checks(
             raise InvalidInput(
                 "helpers", _("check #{seq} is a primary roll, not a helper").format(seq=helper.seq)
             )
-    if RuleUse.objects.filter(campaign=campaign, rule="helper", check_seq__in=seqs).exists():
+    if any(helper.used_as_helper for helper in helpers):
         raise Conflict("helpers", _("a helper roll has already been added to another roll"))
     return helpers
 

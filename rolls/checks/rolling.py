@@ -38,10 +38,12 @@ from rolls.reads.known import (
     dramatic_failures_taken_sql,
     facts_of,
     failed_attempts,
+    failures_sql,
     free_botch_available,
+    free_botch_users_sql,
 )
 from rolls.reads.visibility import Facts
-from rolls.rules import compare, option
+from rolls.rules import RETRY_SYSTEMS, compare, option, task_key
 from rolls.systems import KeyedDice, cofd, d6pool, key_commitment, roll_key, storyteller
 
 
@@ -62,24 +64,46 @@ class Table:
     # `eligibility.Now` keeps them: the answer's offers on a failed CofD roll then read nothing
     # under the lock (a read there would send the queued append on a round trip of its own).
     dramatic_failures: dict[tuple[UUID, UUID], list[Facts]] = field(default_factory=dict)
+    # Storyteller: who used the session's free botch (None: not read, the rule is off).
+    free_botch_users: frozenset[UUID] | None = None
+    # The failed attempts so far at the request's task (its key), None when not read.
+    failures: tuple[str, int] | None = None
 
 
-def _counted_period(campaign: Campaign) -> str | None:
-    """The open period ("ch" or "sc", `_table_sql`'s aliases) a CofD campaign counts intentional
-    dramatic failures against, None when it counts none against one (other systems, the rule
-    off or unlimited)."""
-    if campaign.system != "cofd":
-        return None
-    mode = option(campaign.options, "cofd", "intentional_dramatic_failure")
-    return {"per_chapter": "ch", "per_scene": "sc"}.get(mode)
+@dataclass(frozen=True)
+class Shape:
+    """The rule state the table's statement brings, as the campaign's options and the request
+    ask for it: its shape (each is a prepared statement of its own)."""
+
+    period: str | None  # "ch" or "sc": the open period counting intentional dramatic failures
+    free_botches: bool  # the session's free botch uses
+    task: str  # the task key whose failed attempts to bring ("": none)
 
 
-def _table_sql(campaign_from: str, period: str | None) -> str:
-    """The `Table` columns, joined on the campaign row ``cc`` that ``campaign_from`` names;
-    ``period``: the open period whose dramatic failures to bring (`_counted_period`)."""
+def _shape(campaign: Campaign, task: str) -> Shape:
+    """What a check in ``campaign`` decides on besides the periods: CofD's intentional dramatic
+    failures by period (none when the rule is off or unlimited), the Storyteller system's free
+    botch, a retried task's failed attempts."""
+    system, options = campaign.system, campaign.options
+    period = None
+    if system == "cofd":
+        mode = option(options, "cofd", "intentional_dramatic_failure")
+        period = {"per_chapter": "ch", "per_scene": "sc"}.get(mode)
+    free_botches = system == "storyteller" and option(options, system, "free_botch") != "off"
+    retried = bool(task) and system in RETRY_SYSTEMS
+    return Shape(period, free_botches, task_key(task) if retried else "")
+
+
+def _table_sql(campaign_from: str, shape: Shape) -> str:
+    """The `Table` columns, joined on the campaign row ``cc`` that ``campaign_from`` names, with
+    the rule state ``shape`` asks for. Parameters: the task key (when the shape has one), the
+    character, the campaign."""
+    period = shape.period
     taken = (
         "NULL" if period is None else dramatic_failures_taken_sql("cc.id", f"{period}.id", "c.id")
     )
+    botches = "NULL" if not shape.free_botches else free_botch_users_sql("cc.id", "s.id")
+    failures = "NULL" if not shape.task else failures_sql("cc.id", "c.id")
     return (
         f"SELECT {columns(Session, 's')}, sec.seed, "
         # The session's last check, at the end of the (campaign, seq) index: its key's index
@@ -94,7 +118,7 @@ def _table_sql(campaign_from: str, period: str | None) -> str:
         "   WHERE m.campaign_id = cc.id AND m.seq > s.started_seq)), "
         f"(SELECT count(*) FROM {Check._meta.db_table} n "
         "  WHERE n.campaign_id = cc.id AND n.seq > s.started_seq AND n.session_id = s.id)), "
-        f"sc.id, ch.id, {taken}, "
+        f"sc.id, ch.id, {taken}, {botches}, {failures}, "
         f"{columns(Character, 'c')} {campaign_from} "
         f"LEFT JOIN {Session._meta.db_table} s ON s.campaign_id = cc.id AND s.ended_seq IS NULL "
         f"LEFT JOIN {SessionSecret._meta.db_table} sec ON sec.session_id = s.id "
@@ -105,14 +129,14 @@ def _table_sql(campaign_from: str, period: str | None) -> str:
     )
 
 
-def _table(row: Sequence[Any], asked: Any, period: str | None) -> Table:
+def _table(row: Sequence[Any], asked: Any, shape: Shape) -> Table:
     n = width(Session)
-    seed, key_index, scene_id, chapter_id, taken = row[n : n + 5]
+    seed, key_index, scene_id, chapter_id, taken, botches, failures = row[n : n + 7]
     uuid_of = Scene._meta.pk.to_python
     scene_id = None if scene_id is None else uuid_of(scene_id)
     chapter_id = None if chapter_id is None else uuid_of(chapter_id)
-    character = instance(Character, row[n + 5 :])
-    period_id = {"ch": chapter_id, "sc": scene_id}.get(period)
+    character = instance(Character, row[n + 7 :])
+    period_id = {"ch": chapter_id, "sc": scene_id}.get(shape.period)
     dramatic_failures = {}
     if character is not None and period_id is not None:
         facts = [facts_of(*each) for each in json.loads(taken or "[]")]
@@ -126,6 +150,12 @@ def _table(row: Sequence[Any], asked: Any, period: str | None) -> Table:
         character=character,
         asked=asked,
         dramatic_failures=dramatic_failures,
+        free_botch_users=(
+            frozenset(uuid_of(each) for each in json.loads(botches or "[]") if each)
+            if shape.free_botches
+            else None
+        ),
+        failures=(shape.task, failures or 0) if shape.task and character is not None else None,
     )
 
 
@@ -134,26 +164,33 @@ def _character_param(character: Any) -> Any:
     return Character._meta.pk.get_db_prep_value(character_id, connection)
 
 
-def read_table(campaign: Campaign, character: Any) -> Table:
+def read_table(campaign: Campaign, character: Any, task: str = "") -> Table:
     """The `Table` of ``campaign`` (locked by the caller); ``character`` as the request named it
-    (404 naming the field when the campaign has no such character)."""
+    (404 naming the field when the campaign has no such character), ``task`` its task."""
     param = _character_param(character)
-    period = _counted_period(campaign)
-    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", period)
-    table = _table(fetchone(sql, (param, campaign.pk)), character, period)
+    shape = _shape(campaign, task)
+    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", shape)
+    table = _table(fetchone(sql, _table_params(shape, param, campaign.pk)), character, shape)
     if param is not None and table.character is None:
         raise NotFound("character", _("no such character in this campaign"))
     return table
 
 
-def lock_table(read_before: Campaign, character: Any) -> tuple[Campaign, Table | None]:
+def _table_params(shape: Shape, character: Any, campaign_id: int) -> tuple:
+    return (shape.task, character, campaign_id) if shape.task else (character, campaign_id)
+
+
+def lock_table(
+    read_before: Campaign, character: Any, task: str = ""
+) -> tuple[Campaign, Table | None]:
     """Take the campaign's stream lock and read its `Table` in the same round trip (a check's
     one round trip before it appends; `eventlog.rows.fetchone_locked`); ``read_before``: the
-    campaign as read before the lock (its id, and its rule options for the statement's shape).
-    The table is None when it must be read again with `read_table`: when the options changed
-    while this writer waited for the lock, or when ``character`` is not a well-formed id
-    (`read_table` refuses it then, where the service's order of refusals puts it). A character
-    the campaign does not have is left for the caller to refuse (``character`` None)."""
+    campaign as read before the lock (its id, and its rule options for the statement's shape);
+    ``task``: the request's. The table is None when it must be read again with `read_table`:
+    when the options changed while this writer waited for the lock, or when ``character`` is
+    not a well-formed id (`read_table` refuses it then, where the service's order of refusals
+    puts it). A character the campaign does not have is left for the caller to refuse
+    (``character`` None)."""
     if not connection.in_atomic_block:
         raise RuntimeError("lock_table() must run inside transaction.atomic()")
     try:
@@ -161,16 +198,16 @@ def lock_table(read_before: Campaign, character: Any) -> tuple[Campaign, Table |
     except InvalidInput:
         param, character = None, _MALFORMED
     n = width(Campaign)
-    period = _counted_period(read_before)
-    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", period)
+    shape = _shape(read_before, task)
+    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", shape)
     sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1)
-    row = fetchone_locked(read_before.pk, sql, (param, read_before.pk))
+    row = fetchone_locked(read_before.pk, sql, _table_params(shape, param, read_before.pk))
     if row is None:
         raise Campaign.DoesNotExist(f"no campaign {read_before.pk}")
     campaign = held(instance(Campaign, row[:n]))
-    if character is _MALFORMED or _counted_period(campaign) != period:
+    if character is _MALFORMED or _shape(campaign, task) != shape:
         return campaign, None
-    return campaign, _table(row[n:], character, period)
+    return campaign, _table(row[n:], character, shape)
 
 
 _MALFORMED = object()
@@ -246,9 +283,15 @@ class FreeBotches:
     """
 
     def __init__(
-        self, campaign: Campaign, session: Session, viewer: Membership | None = None
+        self,
+        campaign: Campaign,
+        session: Session,
+        viewer: Membership | None = None,
+        table: Table | None = None,
     ) -> None:
         self.campaign, self.session, self.viewer = campaign, session, viewer
+        # The uses the table read under the lock (the truth, for deciding): none read again.
+        self.used = table.free_botch_users if table is not None and viewer is None else None
         self.per_table = (
             campaign.system == "storyteller"
             and option(campaign.options, "storyteller", "free_botch") == "per_table"
@@ -260,6 +303,8 @@ class FreeBotches:
             return False
         if self.consumed_here and (self.per_table or str(character.pk) in self.consumed_here):
             return False
+        if self.used is not None:
+            return not self.used if self.per_table else character.pk not in self.used
         return free_botch_available(
             campaign=self.campaign,
             session_id=self.session.pk,
@@ -284,10 +329,15 @@ def read_roll_context(
     viewer: Membership | None = None,
     circumstances_by: str = "player",
     free_botches: FreeBotches | None = None,
+    table: Table | None = None,
 ) -> RollContext:
-    """The state the rules decide on (``viewer`` None), or as ``viewer`` may know it (odds)."""
+    """The state the rules decide on (``viewer`` None), or as ``viewer`` may know it (odds);
+    ``table``: what the lock's read brought of it (not read again)."""
     attempt = 1
-    if character is not None:
+    known = table.failures if table is not None and viewer is None else None
+    if known is not None and character is table.character and known[0] == task_key(task):
+        attempt += known[1]
+    elif character is not None:
         attempt += failed_attempts(
             campaign=campaign, character_id=character.pk, task=task, viewer=viewer
         )
@@ -303,9 +353,12 @@ def read_roll_context(
     )
 
 
-def spend_willpower(system: str, rolls: list[dict[str, Any]]) -> None:
+def spend_willpower(
+    system: str, rolls: list[dict[str, Any]], character: Character | None = None
+) -> None:
     """At most 1 Willpower per roll, checked against the balance read under the stream lock;
-    the roll entry records the spend and the projector takes it off the character."""
+    the roll entry records the spend and the projector takes it off the character.
+    ``character``: the one the table read under the lock (not read again)."""
     wanted: dict[str, int] = {}
     for entry in rolls:
         if entry["check"].get("willpower") or entry["rules"].get("willpower"):
@@ -318,7 +371,8 @@ def spend_willpower(system: str, rolls: list[dict[str, Any]]) -> None:
             entry["willpower_spent"] = 1
             wanted[entry["character_id"]] = wanted.get(entry["character_id"], 0) + 1
     for character_id, points in wanted.items():
-        require_willpower(Character.objects.get(pk=character_id), points)
+        known = character is not None and str(character.pk) == character_id
+        require_willpower(character if known else Character.objects.get(pk=character_id), points)
 
 
 def require_willpower(character: Character | None, points: int, field: str = "willpower") -> None:

@@ -126,9 +126,10 @@ def _check_roll(
     check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)  # it is kept in the event
     data = dict(request)
     client_seed = client_seed_field(data.get("client_seed"))  # the roller's own, never the call's
+    task = ""  # an answer's is the call's, read under the lock
     if not data.get("call"):  # an answer's fields are the call's, read under the lock
         visibility, label, task = _request_fields(data, campaign.system, is_gm, None)
-    campaign, table = lock_table(campaign, data.get("character"))
+    campaign, table = lock_table(campaign, data.get("character"), task)
     system, options = campaign.system, campaign.options
     call = answering_call(campaign, data)
     if call is not None:
@@ -141,7 +142,7 @@ def _check_roll(
         visibility, label, task = _request_fields(data, system, is_gm, call)
 
     if table is None or table.asked != data.get("character"):  # options changed, or a call's
-        table = read_table(campaign, data.get("character"))
+        table = read_table(campaign, data.get("character"), task)
     session = table.session
     if session is None:
         raise Conflict("session", _("no session is open: the GM starts one before anyone rolls"))
@@ -175,7 +176,7 @@ def _check_roll(
     helpers = (
         helper_checks(campaign, session, data, membership, character) if "helpers" in data else []
     )
-    free_botches = FreeBotches(campaign, session)
+    free_botches = FreeBotches(campaign, session, table=table)
     state = read_roll_context(
         campaign=campaign,
         session=session,
@@ -186,6 +187,7 @@ def _check_roll(
         helpers=helpers,
         circumstances_by="call" if call else "gm" if is_gm else "player",
         free_botches=free_botches,
+        table=table,
     )
 
     def build(spec: Mapping[str, Any], who: Character | None, rule_state: RollContext, prefix=""):
@@ -209,7 +211,7 @@ def _check_roll(
         rolls = [roll_entry(character, data, assembled, faces, result)]
         if resister is not None:  # the resisting character's spend, taken off by the projector
             rolls[0]["resistance_willpower_spent"] = {"character_id": str(resister.pk), "points": 1}
-    spend_willpower(system, rolls)
+    spend_willpower(system, rolls, character)
 
     for entry in rolls:
         if system == "cofd":

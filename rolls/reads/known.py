@@ -222,6 +222,31 @@ def dramatic_failures_taken_sql(campaign: str, period: str, character: str) -> s
     )
 
 
+def free_botch_users_sql(campaign: str, session: str) -> str:
+    """The characters who used the session's free botch (the truth: `free_botch_available` for
+    no viewer) as a correlated subquery of another statement (``campaign``, ``session``: its
+    columns): one JSON array of their ids, NULL or "[]" for none."""
+    users = (
+        "json_agg(u.character_id)::text"
+        if connection.vendor == "postgresql"
+        else ("json_group_array(u.character_id)")
+    )
+    return (
+        f"(SELECT {users} FROM {RuleUse._meta.db_table} u WHERE u.campaign_id = {campaign} "
+        f"AND u.rule = 'free_botch' AND u.period_id = {session})"
+    )
+
+
+def failures_sql(campaign: str, character: str) -> str:
+    """The failed attempts so far at a task (the truth: `failed_attempts` for no viewer) as a
+    correlated subquery of another statement (``campaign``, ``character``: its columns; the
+    task's key is its parameter), NULL for none."""
+    return (
+        f"(SELECT t.failures FROM {TaskAttempts._meta.db_table} t WHERE t.campaign_id = {campaign} "
+        f"AND t.character_id = {character} AND t.task = %s)"
+    )
+
+
 def known_checks(viewer: Membership | None, checks: Iterable[Shown]) -> list[Shown]:
     """The checks among ``checks`` whose effects ``viewer`` knows of (all of them for the truth)."""
     checks = list(checks)

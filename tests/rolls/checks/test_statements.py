@@ -203,3 +203,74 @@ def _until_a_backend_waits_for_a_lock(seconds: float = 30) -> None:
                 return
             time.sleep(0.01)
     raise AssertionError("the second check never waited for the lock")
+
+
+def _willpower(t) -> dict:
+    _give(t, "alice", 2)
+    return {"traits": ["Wits"], "willpower": True, "faces": [8, 2, 3, 4, 5, 6]}
+
+
+def _failed_again(t) -> dict:
+    t.roll("alice", traits=["Wits"], task="the ritual", faces=[2, 3, 4])
+    return {"traits": ["Wits"], "task": "the ritual", "faces": [2, 3, 4]}
+
+
+def _succeeded_at_last(t) -> dict:
+    t.roll("alice", traits=["Wits"], task="the ritual", faces=[2, 3, 4])
+    return {"traits": ["Wits"], "task": "the ritual", "faces": [9, 3, 4]}
+
+
+def _helped(t) -> dict:
+    helper = t.roll("boris", traits=["Wits"], faces=[8, 9, 2])
+    return {"traits": ["Wits", "Occult"], "helpers": [helper["seq"]], "faces": [2] * 7}
+
+
+RULE_HEAVY = {
+    # CofD (the table's default options): Willpower spent; a task failed again (its counter
+    # raised); a task won after a failure (its counter gone).
+    "willpower": ("cofd", {}, _willpower),
+    "failed-again": ("cofd", {}, _failed_again),
+    "task-won": ("cofd", {}, _succeeded_at_last),
+    # A chance die's dramatic failure earning a Beat (the option on).
+    "beat": (
+        "cofd",
+        {"beat_on_dramatic_failure": True},
+        lambda t: {"traits": ["Wits"], "pool": -3, "faces": [1]},
+    ),
+    # The Storyteller system's free botch, used.
+    "free-botch": (
+        "storyteller",
+        {},
+        lambda t: {"traits": ["Mental"], "faces": [1, 3]},
+    ),
+}
+
+
+@pytest.mark.postgres  # SQLite runs in-process: it has no round trips to save
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("case", RULE_HEAVY, ids=list(RULE_HEAVY))
+def test_a_check_the_stateful_rules_change_waits_for_the_database_twice(table, case):
+    """What the rules record with a check (Willpower and Beats on the sheet, a task's failed
+    attempts, a free botch or a helper used) goes with the COMMIT: nothing under the lock reads
+    back what the lock's own read brought, and no write waits on its own."""
+    system, options, prepare = RULE_HEAVY[case]
+    t = table(system, **options)
+    request = prepare(t)
+    with CaptureQueriesContext(connection) as captured:
+        t.roll("alice", **request)
+    trips = _round_trips(captured.captured_queries)
+    assert len(trips) == ROUND_TRIPS_UNDER_LOCK, _listing(trips)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_naming_helper_rolls_reads_them_once_under_the_lock(table):
+    """The rolls a request names as helpers (any of the session's) are read with whether they
+    were used already, in one round trip; their use goes with the COMMIT."""
+    t = table("cofd")
+    request = _helped(t)
+    with CaptureQueriesContext(connection) as captured:
+        t.roll("alice", **request)
+    trips = _round_trips(captured.captured_queries)
+    assert len(trips) == ROUND_TRIPS_UNDER_LOCK + 1, _listing(trips)
+    assert "rolls_ruleuse" in trips[1], _listing(trips)  # the rolls and their uses, together
