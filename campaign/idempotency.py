@@ -50,6 +50,7 @@ class Scope:
 class Answer:
     status: int
     body: Any
+    text: str | None = None  # the body as it was sent (kept as it is: not encoded again)
 
 
 def fingerprint(*parts: str | bytes) -> str:
@@ -139,7 +140,7 @@ def record(scope: Scope, answer: Answer) -> None:
         "key": scope.key,
         "fingerprint": scope.fingerprint,
         "status": answer.status,
-        "body": answer.body,
+        "body": answer,
         "created_at": timezone.now(),
     }
     meta = IdempotentRequest._meta
@@ -155,12 +156,13 @@ def record(scope: Scope, answer: Answer) -> None:
     commit.write(connection, sql, params, None)
 
 
-def _json_body(body: Any) -> Any:
-    """The answer's body as the column takes it, encoded once, as the API renders it (UUIDs,
-    times and decimals as DRF's encoder writes them)."""
+def _json_body(answer: Answer) -> Any:
+    """The answer's body as the column takes it: the text sent, or encoded once as the API
+    renders it (UUIDs, times and decimals as DRF's encoder writes them)."""
+    text = answer.text if answer.text is not None else _encode(answer.body)
     if connection.vendor == "postgresql":
-        return Jsonb(body, dumps=_encode)
-    return _encode(body)  # SQLite keeps JSON as its text
+        return Jsonb(answer.body, dumps=lambda _: text)
+    return text  # SQLite keeps JSON as its text
 
 
 _encode = functools.partial(json.dumps, cls=JSONEncoder)

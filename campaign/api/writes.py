@@ -42,7 +42,9 @@ class WriteView(APIView):
         self._scope = None
         response = super().dispatch(request, *args, **kwargs)
         if self._scope is not None:  # not replayed, not refused before the handler ran
-            answer = idempotency.Answer(response.status_code, response.data)
+            # Rendered here, once: the answer kept for the key is the text sent.
+            text = response.render().content.decode() if 200 <= response.status_code < 300 else None
+            answer = idempotency.Answer(response.status_code, response.data, text)
             idempotency.record(self._scope, answer)
         return response
 
