@@ -132,6 +132,37 @@ def _insert_one(row: models.Model) -> None:
     row._state.adding, row._state.db = False, db.alias
 
 
+def read_row(event: Event, model_class: type[M], **match: Any) -> M | None:
+    """The ``model_class`` row matching ``match`` that the service appending ``event`` read under
+    the stream lock and handed over (`append_event`'s ``read``): a projector changes it and
+    writes it (`update_later`) instead of reading it again. None when it was not handed over (a
+    caller that did not read it): the projector reads it then."""
+    for row in getattr(event, "read_rows", ()):
+        if isinstance(row, model_class) and all(
+            getattr(row, name) == value for name, value in match.items()
+        ):
+            return row
+    return None
+
+
+def update_later(row: models.Model, fields: tuple[str, ...]) -> None:
+    """Write ``fields`` of a read-model row as they are now, by its id, with the COMMIT where the
+    database allows (eventlog/commit.py): nothing under the lock waits for it. The values are
+    prepared as the ORM's save prepares them (the same JSON text on SQLite)."""
+    from eventlog import commit
+
+    db = connections[DEFAULT_DB_ALIAS]
+    meta = type(row)._meta
+    changed = [meta.get_field(name) for name in fields]
+    sql = (
+        f"UPDATE {db.ops.quote_name(meta.db_table)} SET "
+        + ", ".join(f"{db.ops.quote_name(field.column)} = %s" for field in changed)
+        + f" WHERE {db.ops.quote_name(meta.pk.column)} = %s"
+    )
+    params = [field.get_db_prep_save(getattr(row, field.attname), db) for field in changed]
+    commit.write(db, sql, [*params, row.pk], None)
+
+
 def apply(event: Event) -> None:
     # The projectors see the payload as a replay reads it back (keys in the stored, canonical
     # order), so that the JSON they write is the same text live and rebuilt.

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from eventlog import projections, rows
@@ -110,8 +110,11 @@ def append_event(
     scene_id: UUID | None = None,
     chapter_id: UUID | None = None,
     character_id: UUID | None = None,
+    read: Sequence[models.Model] = (),
 ) -> Event:
-    """Append one event to a stream locked by `lock_stream`, and project it, atomically."""
+    """Append one event to a stream locked by `lock_stream`, and project it, atomically.
+    ``read``: read-model rows the caller read under the lock that the event changes; the
+    projectors change these instances rather than read them again (`projections.read_row`)."""
     if is_sealed(visibility):
         # The secret salt makes the sealed hash unguessable: see eventlog.chain.
         payload = {**payload, SEALED_KEY: secrets.token_hex(SALT_BYTES)}
@@ -158,6 +161,7 @@ def append_event(
     event._state.adding = False
     campaign.head_seq, campaign.head_hash = event.seq, event.hash
     held(campaign)
+    event.read_rows = tuple(read)
     projections.apply(event)
     for listener in _after_commit_listeners:
         transaction.on_commit(lambda listener=listener: listener(event))

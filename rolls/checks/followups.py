@@ -18,9 +18,10 @@ from eventlog.event_types import (
     CHECK_EXTRA_NICE_TAKEN,
     CHECK_FORTUNE_SPENT,
 )
-from eventlog.stream import append_event, lock_stream
+from eventlog.stream import append_event
 from rolls import systems
 from rolls.checks import eligibility
+from rolls.checks.rolling import lock_followed_check
 from rolls.models import Check
 from rolls.reads.visibility import require_may_see
 from rolls.systems import age, cofd
@@ -30,16 +31,30 @@ def _followup_target(
     campaign: Campaign, actor: AbstractBaseUser, seq: int
 ) -> tuple[Campaign, Membership, Check, eligibility.Now]:
     membership = require_player_or_gm(campaign, actor)
-    campaign = lock_stream(campaign.pk)
-    check = Check.objects.filter(campaign=campaign, seq=seq).first()
+    campaign, check, now = locked_check(campaign, seq)
+    return campaign, membership, check, now
+
+
+def locked_check(campaign: Campaign, seq: int) -> tuple[Campaign, Check, eligibility.Now]:
+    """Take the stream lock and read check ``seq`` with what its follow-ups' rules read (its
+    character, the open periods, the dramatic failures taken in them), in one round trip."""
+    campaign, check, table = lock_followed_check(campaign, seq)
     if check is None:
         raise NotFound("check", gettext("no such check in this campaign"))
-    return campaign, membership, check, eligibility.Now(campaign)
+    now = eligibility.Now(
+        campaign,
+        _characters={check.character_id: table.character} if check.character_id else {},
+        _periods={"chapter": table.chapter_id, "scene": table.scene_id},
+        _dramatic_failures=dict(table.dramatic_failures),
+    )
+    return campaign, check, now
 
 
 def _append_followup(
     campaign: Campaign, actor: AbstractBaseUser, check: Check, type_: str, payload: dict
 ) -> Check:
+    """Append the follow-up; the check it returns is the one read under the lock, as the
+    projector amended it (not read back)."""
     append_event(
         campaign=campaign,
         type=type_,
@@ -50,8 +65,9 @@ def _append_followup(
         scene_id=check.scene_id,
         chapter_id=check.chapter_id,
         character_id=check.character_id,
+        read=(check,),
     )
-    return Check.objects.get(pk=check.pk)
+    return check
 
 
 @transaction.atomic

@@ -24,26 +24,18 @@ from eventlog.event_types import (
     TASK_RESET,
 )
 from eventlog.models import Event
-from eventlog.projections import event_id, insert_values, projects, register_read_models
+from eventlog.projections import (
+    event_id,
+    insert_values,
+    projects,
+    read_row,
+    register_read_models,
+    update_later,
+)
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.rules import recorded_failed_attempt, task_key
 
 register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
-
-
-def _add_resource(
-    character_id: str | None, name: str, delta: int, check: Check | None = None
-) -> None:
-    if not character_id or not delta:
-        return
-    if check is not None:
-        changes = _with_change(check.resource_changes, character_id, name, delta)
-        # By campaign and seq: the row's id may not be known yet (eventlog/commit.py).
-        Check.objects.filter(campaign_id=check.campaign_id, seq=check.seq).update(
-            resource_changes=changes
-        )
-        check.resource_changes = changes
-    _add_to_sheet(character_id, name, delta)
 
 
 def _with_change(
@@ -61,6 +53,8 @@ def _add_to_sheet(character_id: str, name: str, delta: int) -> None:
     UPDATE, sent with the COMMIT (eventlog/commit.py): the check that spent it read the sheet
     under the lock already, and a read here would cost the lock a round trip of its own. SQLite
     keeps JSON as its text, which must be the text a rebuild writes: read and written back."""
+    if not character_id or not delta:
+        return
     if connection.vendor == "postgresql":
         commit.write(connection, _ADD_TO_SHEET_SQL, (name, name, delta, character_id), None)
         return
@@ -191,10 +185,17 @@ def _check_rolled(event: Event) -> None:
             call.save(update_fields=["answered", "closed"])
 
 
-def _update_roll(event: Event, **changes) -> Check:
-    """Record a follow-up's new result (and check) for the first roll of its check."""
-    check = Check.objects.get(campaign_id=event.campaign_id, seq=event.payload["check_seq"])
-    amendments = dict(check.amendments)
+def _followed_check(event: Event) -> Check:
+    """The check a follow-up amends: as the service read it under the lock, else read."""
+    seq = event.payload["check_seq"]
+    found = read_row(event, Check, campaign_id=event.campaign_id, seq=seq)
+    return found or Check.objects.get(campaign_id=event.campaign_id, seq=seq)
+
+
+def _amend_roll(event: Event, row: Check, **changes: Any) -> None:
+    """Record a follow-up's new result (and check) for the first roll of its check (in memory:
+    `_write_amended` writes it)."""
+    amendments = dict(row.amendments)
     amendments["roll"] = {**amendments.get("roll", {}), **changes}
     amendments["followups"] = [
         *amendments.get("followups", []),
@@ -202,41 +203,60 @@ def _update_roll(event: Event, **changes) -> Check:
     ]
     if event.type == CHECK_FORTUNE_SPENT:
         amendments["fortune_spent"] = True
-    check.amendments = amendments
-    check.outcome = changes["result"]["outcome"]
-    check.save(update_fields=["amendments", "outcome"])
-    return check
+    row.amendments = amendments
+    row.outcome = changes["result"]["outcome"]
+
+
+def _spend(check: Check, name: str, delta: int) -> None:
+    """A follow-up's change of a resource: on the check's record (in memory) and the sheet."""
+    if check.character_id is None or not delta:
+        return
+    character_id = str(check.character_id)
+    check.resource_changes = _with_change(check.resource_changes, character_id, name, delta)
+    _add_to_sheet(character_id, name, delta)
+
+
+_AMENDED = ("amendments", "outcome", "resource_changes")
 
 
 @projects(CHECK_DRAMATIC_FAILURE_TAKEN)
 def _dramatic_failure(event: Event) -> None:
-    check = _update_roll(event, result=event.payload["result"])
-    RuleUse.objects.create(
-        campaign_id=event.campaign_id,
-        rule="intentional_dramatic_failure",
-        period_id=event.payload["period_id"],
-        character_id=check.character_id,
-        check_seq=check.seq,
+    check = _followed_check(event)
+    _amend_roll(event, check, result=event.payload["result"])
+    insert_values(
+        RuleUse,
+        {
+            "campaign_id": event.campaign_id,
+            "rule": "intentional_dramatic_failure",
+            "period_id": event.payload["period_id"],
+            "character_id": check.character_id,
+            "check_seq": check.seq,
+        },
     )
-    _add_resource(str(check.character_id), "beats", event.payload["beats"], check)
+    _spend(check, "beats", event.payload["beats"])
+    update_later(check, _AMENDED)
 
 
 @projects(CHECK_FORTUNE_SPENT)
 def _fortune_spent(event: Event) -> None:
-    check = _update_roll(event, result=event.payload["result"], check=event.payload["check"])
-    _add_resource(str(check.character_id), "fortune", -event.payload["cost"], check)
+    check = _followed_check(event)
+    _amend_roll(event, check, result=event.payload["result"], check=event.payload["check"])
+    _spend(check, "fortune", -event.payload["cost"])
+    update_later(check, _AMENDED)
 
 
 @projects(CHECK_EXTRA_NICE_TAKEN)
 def _extra_nice(event: Event) -> None:
-    _update_roll(event, result=event.payload["result"], check=event.payload["check"])
+    check = _followed_check(event)
+    _amend_roll(event, check, result=event.payload["result"], check=event.payload["check"])
+    update_later(check, _AMENDED)
 
 
 @projects(CHECK_REVEALED)
 def _revealed(event: Event) -> None:
-    Check.objects.filter(campaign_id=event.campaign_id, seq=event.payload["check_seq"]).update(
-        revealed=True
-    )
+    check = _followed_check(event)
+    check.revealed = True
+    update_later(check, ("revealed",))
 
 
 @projects(TASK_RESET)
@@ -250,7 +270,7 @@ def _task_reset(event: Event) -> None:
 
 @projects(CHARACTER_WILLPOWER_RESTORED)
 def _willpower_restored(event: Event) -> None:
-    _add_resource(event.payload["character_id"], "willpower", event.payload["amount"])
+    _add_to_sheet(event.payload["character_id"], "willpower", event.payload["amount"])
 
 
 @projects(CHECK_CALLED)

@@ -13,6 +13,7 @@ from django.db import connection
 from django.utils.translation import gettext as _
 
 from campaign.errors import Conflict, InvalidInput, NotFound, call_rules
+from campaign.limits import MAX_INT
 from campaign.models import (
     Campaign,
     Chapter,
@@ -22,6 +23,7 @@ from campaign.models import (
     Session,
     SessionSecret,
 )
+from eventlog.models import Event
 from eventlog.rows import columns, fetchone, fetchone_locked, instance, width
 from eventlog.stream import held
 from rolls import systems
@@ -94,10 +96,11 @@ def _shape(campaign: Campaign, task: str) -> Shape:
     return Shape(period, free_botches, task_key(task) if retried else "")
 
 
-def _table_sql(campaign_from: str, shape: Shape) -> str:
+def _table_sql(campaign_from: str, shape: Shape, character_is: str = "%s") -> str:
     """The `Table` columns, joined on the campaign row ``cc`` that ``campaign_from`` names, with
-    the rule state ``shape`` asks for. Parameters: the task key (when the shape has one), the
-    character, the campaign."""
+    the rule state ``shape`` asks for and the character whose id is ``character_is``.
+    Parameters: the task key (when the shape has one), those of ``campaign_from``, the
+    character (when ``character_is`` is one), the campaign."""
     period = shape.period
     taken = (
         "NULL" if period is None else dramatic_failures_taken_sql("cc.id", f"{period}.id", "c.id")
@@ -124,7 +127,8 @@ def _table_sql(campaign_from: str, shape: Shape) -> str:
         f"LEFT JOIN {SessionSecret._meta.db_table} sec ON sec.session_id = s.id "
         f"LEFT JOIN {Scene._meta.db_table} sc ON sc.campaign_id = cc.id AND sc.ended_seq IS NULL "
         f"LEFT JOIN {Chapter._meta.db_table} ch ON ch.campaign_id = cc.id AND ch.ended_seq IS NULL "
-        f"LEFT JOIN {Character._meta.db_table} c ON c.campaign_id = cc.id AND c.id = %s "
+        f"LEFT JOIN {Character._meta.db_table} c "
+        f"ON c.campaign_id = cc.id AND c.id = {character_is} "
         "WHERE cc.id = %s"
     )
 
@@ -211,6 +215,45 @@ def lock_table(
 
 
 _MALFORMED = object()
+
+
+def lock_followed_check(read_before: Campaign, seq: int) -> tuple[Campaign, Check | None, Table]:
+    """Take the campaign's stream lock and read check ``seq`` (with its event) and the `Table`
+    of its character, in one round trip (a follow-up's one before it appends); the check is
+    None when the campaign has none at that seq. Its rule state is the table's as the options
+    stand once the lock is granted (`Table.dramatic_failures` empty when they changed
+    meanwhile: the rule then reads them)."""
+    if not connection.in_atomic_block:
+        raise RuntimeError("lock_followed_check() must run inside transaction.atomic()")
+    shape = _shape(read_before, "")
+    checks, events = Check._meta.db_table, Event._meta.db_table
+    sql = _table_sql(
+        f"FROM {Campaign._meta.db_table} cc "
+        f"LEFT JOIN {checks} fk ON fk.campaign_id = cc.id AND fk.seq = %s "
+        f"LEFT JOIN {events} fe ON fe.id = fk.event_id",
+        shape,
+        character_is="fk.character_id",
+    )
+    sql = sql.replace(
+        "SELECT ",
+        f"SELECT {columns(Campaign, 'cc')}, {columns(Check, 'fk')}, {columns(Event, 'fe')}, ",
+        1,
+    )
+    in_range = 0 <= seq <= MAX_INT  # a seq no check can have is not sent to the database
+    row = fetchone_locked(read_before.pk, sql, (seq if in_range else -1, read_before.pk))
+    if row is None:
+        raise Campaign.DoesNotExist(f"no campaign {read_before.pk}")
+    at = width(Campaign)
+    campaign = held(instance(Campaign, row[:at]))
+    check = instance(Check, row[at : at + width(Check)])
+    at += width(Check)
+    event = instance(Event, row[at : at + width(Event)])
+    at += width(Event)
+    if check is not None:
+        check.event = event
+    if _shape(campaign, "") != shape:
+        shape = replace(shape, period=None)  # the dramatic failures were read for other options
+    return campaign, check, _table(row[at:], None, shape)
 
 
 class Roller:

@@ -36,6 +36,7 @@ from eventlog.stream import append_event, lock_stream
 from rolls import systems
 from rolls.checks import eligibility
 from rolls.checks.assembly import SYSTEM_KEYS, RollContext
+from rolls.checks.followups import locked_check
 from rolls.checks.requests import (
     ANSWER_KEYS,
     COMMON_KEYS,
@@ -273,11 +274,8 @@ def _check_roll(
 def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Check:
     """GM: show a private or blind roll to everyone."""
     membership = require_gm(campaign, actor)
-    campaign = lock_stream(campaign.pk)
-    check = Check.objects.filter(campaign=campaign, seq=seq).first()
-    if check is None:
-        raise NotFound("check", _("no such check in this campaign"))
-    eligibility.require(eligibility.REVEAL, check, membership, eligibility.Now(campaign))
+    campaign, check, now = locked_check(campaign, seq)
+    eligibility.require(eligibility.REVEAL, check, membership, now)
     append_event(
         campaign=campaign,
         type=CHECK_REVEALED,
@@ -285,8 +283,9 @@ def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Ch
         actor_id=actor.pk,
         character_id=check.character_id,
         session_id=check.session_id,
+        read=(check,),
     )
-    return Check.objects.get(pk=check.pk)
+    return check  # as the projector changed it
 
 
 @transaction.atomic

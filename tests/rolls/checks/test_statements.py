@@ -274,3 +274,57 @@ def test_naming_helper_rolls_reads_them_once_under_the_lock(table):
     trips = _round_trips(captured.captured_queries)
     assert len(trips) == ROUND_TRIPS_UNDER_LOCK + 1, _listing(trips)
     assert "rolls_ruleuse" in trips[1], _listing(trips)  # the rolls and their uses, together
+
+
+def _lock_to_commit(entries: list[dict]) -> list[str]:
+    """The round trips from the statement that takes the stream lock to COMMIT (any write)."""
+    sqls = [entry["sql"] for entry in entries]
+    start = next(i for i, sql in enumerate(sqls) if "FOR UPDATE" in sql)
+    end = next(i for i, sql in enumerate(sqls) if sql.upper().startswith("COMMIT"))
+    under = entries[start : end + 1]
+    return [e["sql"] for e in under if not (e.get("with_commit") or e.get("pipelined"))]
+
+
+def _dramatic_failure(t) -> tuple[str, str, dict]:
+    failed = t.roll("alice", traits=["Wits"], faces=[2, 3, 4])
+    return "alice", f"checks/{failed['seq']}/dramatic-failure/", {}
+
+
+def _fortune(t) -> tuple[str, str, dict]:
+    rolled = t.roll("alice", traits=["Dexterity"], faces=[1, 2, 3])
+    return "alice", f"checks/{rolled['seq']}/fortune/", {"die": 0, "value": 6}
+
+
+def _extra_nice(t) -> tuple[str, str, dict]:
+    rolled = t.roll("alice", traits=["Firearms", "Quick draw"], faces=[4, 4])
+    return "alice", f"checks/{rolled['seq']}/extra-nice/", {"count": 2}
+
+
+def _reveal(t) -> tuple[str, str, dict]:
+    hidden = t.roll("alice", traits=["Wits"], faces=[8, 3, 4], visibility="private")
+    return "gm", f"checks/{hidden['seq']}/reveal/", {}
+
+
+FOLLOW_UPS = {
+    "dramatic-failure": ("cofd", _dramatic_failure),  # a Beat, the chapter's allowance
+    "fortune": ("age", _fortune),  # Fortune off the sheet
+    "extra-nice": ("nice_damnit", _extra_nice),
+    "reveal": ("cofd", _reveal),
+}
+
+
+@pytest.mark.postgres  # SQLite runs in-process: it has no round trips to save
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("case", FOLLOW_UPS, ids=list(FOLLOW_UPS))
+def test_a_follow_up_waits_for_the_database_twice_under_the_lock(table, case):
+    """A follow-up reads its check with what its rule reads (the character, the open periods,
+    the dramatic failures taken) in the lock's round trip, and what it changes (the check's
+    record, the sheet, the allowance used) goes with the COMMIT: nothing is read back."""
+    system, prepare = FOLLOW_UPS[case]
+    t = table(system)
+    who, path, body = prepare(t)
+    with CaptureQueriesContext(connection) as captured:
+        answer = t.post(who, path, body, expect=200)
+    trips = _lock_to_commit(captured.captured_queries)
+    assert len(trips) == ROUND_TRIPS_UNDER_LOCK, _listing(trips)
+    assert answer["seq"] == int(path.split("/")[1])  # the check as amended, answered
