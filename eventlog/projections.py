@@ -160,7 +160,7 @@ def update_later(row: models.Model, fields: tuple[str, ...]) -> None:
         + f" WHERE {db.ops.quote_name(meta.pk.column)} = %s"
     )
     params = [field.get_db_prep_save(getattr(row, field.attname), db) for field in changed]
-    commit.write(db, sql, [*params, row.pk], None)
+    commit.write(db, sql, [*params, meta.pk.get_db_prep_value(row.pk, db)], None)
 
 
 def apply(event: Event) -> None:

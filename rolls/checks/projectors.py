@@ -7,6 +7,7 @@ under the stream lock, so replaying the log never re-decides a rule.
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from django.db import connection
 
@@ -178,11 +179,14 @@ def _check_rolled(event: Event) -> None:
         # One counter per task, whatever its case and spacing.
         _count_failure(event.campaign_id, rolls[0]["character_id"], task_key(data["task"]), failed)
     if data.get("call_id"):
-        call = CheckCall.objects.filter(pk=data["call_id"]).first()
+        call_id = UUID(data["call_id"])
+        call = (
+            read_row(event, CheckCall, pk=call_id) or CheckCall.objects.filter(pk=call_id).first()
+        )
         if call is not None:
             call.answered = {**call.answered, str(event.character_id): event.seq}
             call.closed = set(call.answered) >= set(call.character_ids)
-            call.save(update_fields=["answered", "closed"])
+            update_later(call, ("answered", "closed"))
 
 
 def _followed_check(event: Event) -> Check:

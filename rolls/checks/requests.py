@@ -333,13 +333,21 @@ def helper_checks(
     return helpers
 
 
-def answering_call(campaign: Campaign, data: dict[str, Any]) -> CheckCall | None:
-    """The open call this request answers (None: not an answer). Whether this character has
-    answered it already is decided once the character is known, by its canonical id."""
+def answering_call(
+    campaign: Campaign, data: dict[str, Any], read: tuple[uuid.UUID, CheckCall | None] | None = None
+) -> CheckCall | None:
+    """The open call this request answers (None: not an answer); ``read``: the call as the
+    lock's statement read it (the id it named, the row), else it is read here. Whether this
+    character has answered it already is decided once the character is known, by its canonical
+    id."""
     call_id = data.pop("call", None)
     if not call_id:
         return None
-    call = CheckCall.objects.filter(campaign=campaign, pk=parse_uuid(call_id, "call")).first()
+    call_id = parse_uuid(call_id, "call")
+    if read is not None and read[0] == call_id:
+        call = read[1]
+    else:
+        call = CheckCall.objects.filter(campaign=campaign, pk=call_id).first()
     if call is None or call.closed:
         raise NotFound("call", _("no open call for a check with this id"))
     return call

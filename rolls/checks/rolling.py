@@ -35,7 +35,7 @@ from rolls.checks.requests import (
     find_character,
     parse_uuid,
 )
-from rolls.models import Check
+from rolls.models import Check, CheckCall
 from rolls.reads.known import (
     dramatic_failures_taken_sql,
     facts_of,
@@ -70,6 +70,9 @@ class Table:
     free_botch_users: frozenset[UUID] | None = None
     # The failed attempts so far at the request's task (its key), None when not read.
     failures: tuple[str, int] | None = None
+    # The GM's call the request answers, as (the id it named, the open or closed call or None),
+    # None when the request answers none (or named it malformed: the service refuses it).
+    call: tuple[UUID, CheckCall | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,9 +83,10 @@ class Shape:
     period: str | None  # "ch" or "sc": the open period counting intentional dramatic failures
     free_botches: bool  # the session's free botch uses
     task: str  # the task key whose failed attempts to bring ("": none)
+    call: bool = False  # the GM's call the request answers
 
 
-def _shape(campaign: Campaign, task: str) -> Shape:
+def _shape(campaign: Campaign, task: str, call: bool = False) -> Shape:
     """What a check in ``campaign`` decides on besides the periods: CofD's intentional dramatic
     failures by period (none when the rule is off or unlimited), the Storyteller system's free
     botch, a retried task's failed attempts."""
@@ -93,7 +97,7 @@ def _shape(campaign: Campaign, task: str) -> Shape:
         period = {"per_chapter": "ch", "per_scene": "sc"}.get(mode)
     free_botches = system == "storyteller" and option(options, system, "free_botch") != "off"
     retried = bool(task) and system in RETRY_SYSTEMS
-    return Shape(period, free_botches, task_key(task) if retried else "")
+    return Shape(period, free_botches, task_key(task) if retried else "", call)
 
 
 def _table_sql(campaign_from: str, shape: Shape, character_is: str = "%s") -> str:
@@ -107,6 +111,12 @@ def _table_sql(campaign_from: str, shape: Shape, character_is: str = "%s") -> st
     )
     botches = "NULL" if not shape.free_botches else free_botch_users_sql("cc.id", "s.id")
     failures = "NULL" if not shape.task else failures_sql("cc.id", "c.id")
+    call_columns, call_join = "", ""
+    if shape.call:
+        call_columns = f", {columns(CheckCall, 'cl')}"
+        call_join = (
+            f"LEFT JOIN {CheckCall._meta.db_table} cl ON cl.campaign_id = cc.id AND cl.id = %s "
+        )
     return (
         f"SELECT {columns(Session, 's')}, sec.seed, "
         # The session's last check, at the end of the (campaign, seq) index: its key's index
@@ -122,24 +132,26 @@ def _table_sql(campaign_from: str, shape: Shape, character_is: str = "%s") -> st
         f"(SELECT count(*) FROM {Check._meta.db_table} n "
         "  WHERE n.campaign_id = cc.id AND n.seq > s.started_seq AND n.session_id = s.id)), "
         f"sc.id, ch.id, {taken}, {botches}, {failures}, "
-        f"{columns(Character, 'c')} {campaign_from} "
+        f"{columns(Character, 'c')}{call_columns} {campaign_from} "
         f"LEFT JOIN {Session._meta.db_table} s ON s.campaign_id = cc.id AND s.ended_seq IS NULL "
         f"LEFT JOIN {SessionSecret._meta.db_table} sec ON sec.session_id = s.id "
         f"LEFT JOIN {Scene._meta.db_table} sc ON sc.campaign_id = cc.id AND sc.ended_seq IS NULL "
         f"LEFT JOIN {Chapter._meta.db_table} ch ON ch.campaign_id = cc.id AND ch.ended_seq IS NULL "
         f"LEFT JOIN {Character._meta.db_table} c "
         f"ON c.campaign_id = cc.id AND c.id = {character_is} "
-        "WHERE cc.id = %s"
+        f"{call_join}WHERE cc.id = %s"
     )
 
 
-def _table(row: Sequence[Any], asked: Any, shape: Shape) -> Table:
+def _table(row: Sequence[Any], asked: Any, shape: Shape, call_id: UUID | None = None) -> Table:
     n = width(Session)
     seed, key_index, scene_id, chapter_id, taken, botches, failures = row[n : n + 7]
     uuid_of = Scene._meta.pk.to_python
     scene_id = None if scene_id is None else uuid_of(scene_id)
     chapter_id = None if chapter_id is None else uuid_of(chapter_id)
-    character = instance(Character, row[n + 7 :])
+    at = n + 7 + width(Character)
+    character = instance(Character, row[n + 7 : at])
+    call = (call_id, instance(CheckCall, row[at:])) if shape.call else None
     period_id = {"ch": chapter_id, "sc": scene_id}.get(shape.period)
     dramatic_failures = {}
     if character is not None and period_id is not None:
@@ -160,6 +172,7 @@ def _table(row: Sequence[Any], asked: Any, shape: Shape) -> Table:
             else None
         ),
         failures=(shape.task, failures or 0) if shape.task and character is not None else None,
+        call=call,
     )
 
 
@@ -180,17 +193,23 @@ def read_table(campaign: Campaign, character: Any, task: str = "") -> Table:
     return table
 
 
-def _table_params(shape: Shape, character: Any, campaign_id: int) -> tuple:
-    return (shape.task, character, campaign_id) if shape.task else (character, campaign_id)
+def _table_params(shape: Shape, character: Any, campaign_id: int, call: Any = None) -> tuple:
+    return (
+        *((shape.task,) if shape.task else ()),
+        character,
+        *((call,) if shape.call else ()),
+        campaign_id,
+    )
 
 
 def lock_table(
-    read_before: Campaign, character: Any, task: str = ""
+    read_before: Campaign, character: Any, task: str = "", call: Any = None
 ) -> tuple[Campaign, Table | None]:
     """Take the campaign's stream lock and read its `Table` in the same round trip (a check's
     one round trip before it appends; `eventlog.rows.fetchone_locked`); ``read_before``: the
     campaign as read before the lock (its id, and its rule options for the statement's shape);
-    ``task``: the request's. The table is None when it must be read again with `read_table`:
+    ``task``, ``call``: the request's (the call read with the table; a malformed id is left to
+    the service to refuse). The table is None when it must be read again with `read_table`:
     when the options changed while this writer waited for the lock, or when ``character`` is
     not a well-formed id (`read_table` refuses it then, where the service's order of refusals
     puts it). A character the campaign does not have is left for the caller to refuse
@@ -201,17 +220,33 @@ def lock_table(
         param = _character_param(character)
     except InvalidInput:
         param, character = None, _MALFORMED
+    call_id = _call_id(call)
     n = width(Campaign)
-    shape = _shape(read_before, task)
+    shape = _shape(read_before, task, call_id is not None)
     sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", shape)
     sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1)
-    row = fetchone_locked(read_before.pk, sql, _table_params(shape, param, read_before.pk))
+    params = _table_params(shape, param, read_before.pk, _uuid_param(call_id))
+    row = fetchone_locked(read_before.pk, sql, params)
     if row is None:
         raise Campaign.DoesNotExist(f"no campaign {read_before.pk}")
     campaign = held(instance(Campaign, row[:n]))
-    if character is _MALFORMED or _shape(campaign, task) != shape:
+    if character is _MALFORMED or _shape(campaign, task, shape.call) != shape:
         return campaign, None
-    return campaign, _table(row[n:], character, shape)
+    return campaign, _table(row[n:], character, shape, call_id)
+
+
+def _call_id(call: Any) -> UUID | None:
+    """The call a request answers, when it names one well-formed (else the service refuses it)."""
+    if not call:
+        return None
+    try:
+        return parse_uuid(call, "call")
+    except InvalidInput:
+        return None
+
+
+def _uuid_param(value: UUID | None) -> Any:
+    return CheckCall._meta.pk.get_db_prep_value(value, connection)
 
 
 _MALFORMED = object()

@@ -130,9 +130,9 @@ def _check_roll(
     task = ""  # an answer's is the call's, read under the lock
     if not data.get("call"):  # an answer's fields are the call's, read under the lock
         visibility, label, task = _request_fields(data, campaign.system, is_gm, None)
-    campaign, table = lock_table(campaign, data.get("character"), task)
+    campaign, table = lock_table(campaign, data.get("character"), task, data.get("call"))
     system, options = campaign.system, campaign.options
-    call = answering_call(campaign, data)
+    call = answering_call(campaign, data, table.call if table is not None else None)
     if call is not None:
         # The GM's call decides what is rolled; the player answers with the character, the
         # faces of physical dice and their own Willpower, nothing else (#12, item 7).
@@ -257,6 +257,7 @@ def _check_roll(
         scene_id=table.scene_id,
         chapter_id=table.chapter_id,
         character_id=character.pk if character else None,
+        read=() if call is None else (call,),  # the projector marks it answered
     )
     # The row the projector just wrote, not read back; presenting it reads the table as it is.
     check = inserted(event, Check)

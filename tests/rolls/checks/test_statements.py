@@ -328,3 +328,21 @@ def test_a_follow_up_waits_for_the_database_twice_under_the_lock(table, case):
     trips = _lock_to_commit(captured.captured_queries)
     assert len(trips) == ROUND_TRIPS_UNDER_LOCK, _listing(trips)
     assert answer["seq"] == int(path.split("/")[1])  # the check as amended, answered
+
+
+@pytest.mark.postgres  # SQLite runs in-process: it has no round trips to save
+@pytest.mark.django_db(transaction=True)
+def test_answering_the_gms_call_waits_for_the_database_twice_under_the_lock(table):
+    """A call's answers come at once (every player named rolls): the call comes with the lock's
+    read, and marking it answered goes with the COMMIT."""
+    t = table("cofd")
+    named = [str(t.characters[who].pk) for who in ("alice", "boris")]
+    call = t.post(
+        "gm", "calls/", {"characters": named, "request": {"traits": ["Wits"]}}, expect=201
+    )
+    with CaptureQueriesContext(connection) as captured:
+        t.roll("alice", call=call["id"], faces=[2, 3, 4])
+    trips = _lock_to_commit(captured.captured_queries)
+    assert len(trips) == ROUND_TRIPS_UNDER_LOCK, _listing(trips)
+    t.roll("boris", call=call["id"], faces=[8, 3, 4])
+    assert not t.get("gm", "calls/"), "answered by both: closed"
