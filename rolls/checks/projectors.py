@@ -118,10 +118,10 @@ def _check_rolled(event: Event) -> None:
         resisting = roll.get("resistance_willpower_spent")
         if resisting:  # CofD: the resisting character raised their trait with Willpower
             spent.append((resisting["character_id"], "willpower", -resisting["points"]))
+    spent = [(who, name, delta) for who, name, delta in spent if who and delta]
     changes: dict[str, dict[str, int]] = {}
     for character_id, name, delta in spent:
-        if character_id and delta:
-            changes = _with_change(changes, character_id, name, delta)
+        changes = _with_change(changes, character_id, name, delta)
     insert_values(
         Check,
         {
@@ -161,8 +161,7 @@ def _check_rolled(event: Event) -> None:
                 },
             )
     for character_id, name, delta in spent:
-        if character_id and delta:
-            _add_to_sheet(character_id, name, delta)
+        _add_to_sheet(character_id, name, delta)
     for helper_seq in data.get("helpers", []):
         insert_values(
             RuleUse,
