@@ -24,4 +24,4 @@ USER app
 
 ENV WEB_WORKERS=2 WEB_THREADS=8 LIVE_WORKERS=1 PORT=8000
 EXPOSE 8000
-CMD ["sh", "-c", "python manage.py setup_database && exec uvicorn config.asgi:application --host 0.0.0.0 --port ${PORT} --workers ${WEB_WORKERS} --proxy-headers --forwarded-allow-ips='*'"]
+CMD ["sh", "-c", "python manage.py setup_database && exec uvicorn config.asgi:application --ws config.websocket:WebSocketProtocol --host 0.0.0.0 --port ${PORT} --workers ${WEB_WORKERS} --proxy-headers --forwarded-allow-ips='*'"]

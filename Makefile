@@ -57,7 +57,7 @@ run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
 	@echo "Serving on http://$(HOST):$(PORT)/  (Ctrl+C stops)"
-	$(VENV)/bin/uvicorn config.asgi:application --host $(HOST) --port $(PORT)
+	$(VENV)/bin/uvicorn config.asgi:application --ws config.websocket:WebSocketProtocol --host $(HOST) --port $(PORT)
 
 # The embedded default: SQLite and the in-memory channel layer. Tests that need PostgreSQL or
 # Redis are deselected here and run by `make test-services` (and CI).

@@ -32,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "var" / "bench"
+sys.path.insert(0, str(ROOT))
+from config.websocket import UVICORN_WS  # noqa: E402
+
 BARE_APP = """
 import os
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -144,6 +147,7 @@ def start(
             "-m",
             "uvicorn",
             app,
+            *UVICORN_WS,
             "--fd",
             str(listener.fileno()),
             "--log-level",

@@ -20,6 +20,7 @@ import websockets.sync.client
 import yaml
 
 from config.proxies import forwarded_for
+from config.websocket import UVICORN_WS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,7 +65,9 @@ def test_compose_serves_the_api_from_gunicorn_and_the_sockets_from_uvicorn_behin
     services = compose_services()
     web, live, proxy = services["web"], services["live"], services["proxy"]
     assert web["command"] == ["gunicorn", "-c", "config/gunicorn.py"]
-    assert "uvicorn config.asgi:application" in live["command"][-1]
+    assert "uvicorn config.asgi:application --ws config.websocket:WebSocketProtocol" in (
+        live["command"][-1]
+    )
     assert "--workers ${LIVE_WORKERS:-1}" in live["command"][-1]
     # Both run the same application as the same role, behind the proxy only.
     assert live["environment"] == web["environment"]
@@ -262,7 +265,7 @@ def test_one_port_serves_a_roll_from_gunicorn_to_a_socket_on_uvicorn(tmp_path):
     commands = {
         "gunicorn": [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py",
                      "--bind", f"127.0.0.1:{web}", "--access-logfile", str(gunicorn_log)],
-        "uvicorn": [sys.executable, "-m", "uvicorn", "config.asgi:application",
+        "uvicorn": [sys.executable, "-m", "uvicorn", "config.asgi:application", *UVICORN_WS,
                     "--port", str(live), "--log-level", "warning"],
         "nginx": nginx_serving(tmp_path, front, web, live),
     }  # fmt: skip

@@ -29,6 +29,9 @@ from playwright.sync_api import BrowserContext, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from config.websocket import UVICORN_WS  # noqa: E402
+
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 ARGS = [
     "--no-sandbox",
@@ -226,7 +229,15 @@ def own_server() -> Iterator[str]:
         subprocess.run([*manage, "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
         port = free_port()
         process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "config.asgi:application",
+                *UVICORN_WS,
+                "--port",
+                str(port),
+            ],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -27,6 +27,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from config.websocket import UVICORN_WS
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -82,6 +84,7 @@ class Server:
                 "-m",
                 "uvicorn",
                 "config.asgi:application",
+                *UVICORN_WS,
                 "--host",
                 "127.0.0.1",
                 "--port",

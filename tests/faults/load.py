@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import psycopg
 
+from config.websocket import UVICORN_WS
 from tests.faults.services import WAIT, Postgres
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +61,7 @@ class Workers:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [
-                    *(sys.executable, "-m", "uvicorn", "config.asgi:application"),
+                    *(sys.executable, "-m", "uvicorn", "config.asgi:application", *UVICORN_WS),
                     *("--fd", str(listener.fileno()), "--workers", "2", "--log-level", "warning"),
                 ],
                 cwd=ROOT,

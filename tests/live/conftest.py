@@ -31,6 +31,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from campaign import services as campaign_services
 from campaign.models import Campaign, Character, Membership
+from config.websocket import UVICORN_WS
 from rolls.checks import services as rolls
 from rolls.reads.selectors import events_for
 from tests.faults.services import Redis as PrivateRedis  # one private redis-server for tests
@@ -98,7 +99,7 @@ class Server:
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
                 [
-                    *(sys.executable, "-m", "uvicorn", "config.asgi:application"),
+                    *(sys.executable, "-m", "uvicorn", "config.asgi:application", *UVICORN_WS),
                     *("--fd", str(listener.fileno()), "--log-level", "warning"),
                 ],
                 cwd=ROOT,
