@@ -19,6 +19,7 @@ import functools
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from functools import cache
 from typing import Any, Protocol, TypeVar
 
@@ -74,10 +75,13 @@ class Paged(Recorded):
     covers, and the payload is decoded from it when first read. A page is mostly presented from
     that text as it is (rolls.reads.present): decoding every payload cost a catch-up more than
     reading the rows. Built from the stored values with the payload's slot None, or holding the
-    decoded payload of a row stored without its text (PostgreSQL's older rows)."""
+    decoded payload of a row stored without its text (PostgreSQL's older rows), and the time as
+    the event document writes it (``created_text``, selected so: parsing and formatting it back
+    cost a catch-up a tenth of its time)."""
 
     def __init__(self, values: Sequence[Any]) -> None:
         super().__init__(values)
+        self.created_text: str = self.__dict__.pop("created_at")
         decoded = self.__dict__.pop("payload")
         if decoded is not None or self.payload_text is None:
             self._payload = decoded
@@ -89,6 +93,10 @@ class Paged(Recorded):
         except AttributeError:
             self._payload = decode(self.payload_text)
             return self._payload
+
+    @property
+    def created_at(self) -> datetime:
+        return datetime.fromisoformat(self.created_text)
 
     def forget_payload(self) -> None:
         """Drop the decoded payload, which is decoded again from its text when read next."""
@@ -183,10 +191,12 @@ def page_sql(
     until: bool,
     types: int,
     context: tuple[str, ...],
+    created_as: str,
     ids_as: str = "{}",
     payload_as: str = "{}",
 ) -> str:
     """`Recorder.page`'s statement for one shape of filter (``mark``: the driver's placeholder;
+    ``created_as``: the time as the event document writes it, `eventlog.chain.timestamp`;
     ``ids_as``: how the context ids are selected, e.g. "{}::text"; ``payload_as``: the payload
     column's); the parameters go campaign, after, [until], [types…], [context], limit."""
     where = [f"campaign_id = {mark}", f"seq > {mark}"]
@@ -203,6 +213,8 @@ def page_sql(
         if field.column in CONTEXT_COLUMNS
         else payload_as.format(field.column)
         if field.attname == "payload"
+        else created_as.format(field.column)
+        if field.attname == "created_at"
         else field.column
         for field in event_fields()
     ]

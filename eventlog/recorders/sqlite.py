@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 from uuid import UUID
@@ -127,7 +126,7 @@ class SqliteRecorder:
         context: Sequence[tuple[str, str]] = (),
     ) -> list[Recorded]:
         columns = tuple(column for column, _ in context)
-        sql = page_sql("?", until is not None, len(types), columns)
+        sql = page_sql("?", until is not None, len(types), columns, DOCUMENT_TIME)
         values = [UUID(value).hex for _, value in context]  # as SQLite keeps a UUID
         params = page_params(campaign_id, after, limit, until, types, values)
         return [Paged(values) for values in _presentable(self._fetch(sql, tuple(params)))]
@@ -169,29 +168,27 @@ class SqliteRecorder:
 
 
 @cache
-def _positions() -> tuple[int, int, tuple[int, ...]]:
+def _positions() -> tuple[int, tuple[int, ...]]:
     names = [field.column for field in event_fields()]
-    ids = tuple(names.index(column) for column in CONTEXT_COLUMNS)
-    return names.index("payload"), names.index("created_at"), ids
+    return names.index("payload"), tuple(names.index(column) for column in CONTEXT_COLUMNS)
+
+
+# The time as `eventlog.chain.timestamp` writes it, from the text Django stores (UTC, naive,
+# without the fraction when it is zero), by SQLite: a page's rows come with it.
+DOCUMENT_TIME = (
+    "replace({0}, ' ', 'T') || CASE WHEN instr({0}, '.') THEN '' ELSE '.000000' END || '+00:00'"
+)
 
 
 def _presentable(rows: list[tuple]) -> Iterator[list]:
     """Stored rows as `Paged` takes them: the payload's canonical text (the column's) as
-    `payload_text`, the time an aware datetime, the context ids as their text (each distinct
-    id's made once)."""
-    payload, created, ids = _positions()
+    `payload_text`, the context ids as their text (each distinct id's made once)."""
+    payload, ids = _positions()
     text_at = [field.attname for field in event_fields()].index("payload_text")
     texts: dict[str, str] = {}
-    parse = datetime.fromisoformat
     for row in rows:
         values = list(row)
         values[text_at], values[payload] = values[payload], None
-        moment = values[created]  # Django's converter gives the naive UTC datetime stored
-        values[created] = (
-            moment.replace(tzinfo=UTC)
-            if not isinstance(moment, str)
-            else parse(moment).replace(tzinfo=UTC)
-        )
         for at in ids:
             stored_id = values[at]
             if stored_id is not None:

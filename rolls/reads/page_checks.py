@@ -11,8 +11,11 @@ from functools import cache
 from typing import Any
 from uuid import UUID
 
+from django.db import connection
+
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
 from eventlog.models import Event
+from eventlog.recorders import decode
 from eventlog.rows import fetch
 from rolls.models import Check
 
@@ -29,7 +32,7 @@ COLUMNS = (
     "amendments",
 )
 _UUIDS = frozenset({"character_id", "chapter_id", "scene_id"})
-SMALLEST = 8  # the IN list is padded to a power of two: a few shapes, each prepared once
+_JSON = frozenset({"audience", "amendments"})
 
 
 class CheckRow:
@@ -63,32 +66,39 @@ def target_seq(event: Event) -> int | None:
 
 
 @cache
-def _sql(size: int, missing: int) -> str:
+def _sql(vendor: str) -> str:
+    """One statement for every page: the seqs go as one array (PostgreSQL: prepared once per
+    connection; an IN list of a page's 200 seqs was a new text per count, too long for psycopg
+    to keep its parse) or one JSON array (SQLite's `json_each`). The jsonb columns come as text,
+    decoded once per distinct text (`_shared`), the ids as text (`_uuid`)."""
     checks, events = Check._meta.db_table, Event._meta.db_table
-    listed = ", ".join(f"k.{column}" for column in COLUMNS)
+    as_text = "::text" if vendor == "postgresql" else ""
+    listed = ", ".join(
+        f"k.{column}{as_text}" if column in _UUIDS or column in _JSON else f"k.{column}"
+        for column in COLUMNS
+    )
+    if vendor == "postgresql":
+        payload, among = "COALESCE(e.payload_text, e.payload::text)", "= ANY(%s)"
+    else:
+        payload, among = "e.payload", "IN (SELECT value FROM json_each(%s))"
     return (
         # Only the checks whose event the batch does not hold bring its payload (decoding them
         # all cost PostgreSQL's client as much as the rest of the statement).
-        f"SELECT {listed}, e.payload FROM {checks} k "
+        f"SELECT {listed}, {payload} FROM {checks} k "
         f"LEFT JOIN {events} e ON e.campaign_id = k.campaign_id AND e.seq = k.seq "
-        f"AND e.seq IN ({', '.join(['%s'] * missing)}) "
+        f"AND e.seq {among} "
         # The bounds let the (campaign, seq) index bound the scan whatever the planner's
         # statistics say (a table just rebuilt had none: it scanned the campaign's checks).
-        f"WHERE k.campaign_id = %s AND k.seq BETWEEN %s AND %s "
-        f"AND k.seq IN ({', '.join(['%s'] * size)})"
+        f"WHERE k.campaign_id = %s AND k.seq BETWEEN %s AND %s AND k.seq {among}"
     )
 
 
-def _padded(seqs: list[int], pad: int) -> list[int]:
-    """``seqs`` padded to a power of two (at least SMALLEST) with ``pad``."""
-    size = SMALLEST
-    while size < len(seqs):
-        size *= 2
-    return [*seqs, *[pad] * (size - len(seqs))]
+def _array(seqs: list[int], vendor: str) -> Any:
+    return seqs if vendor == "postgresql" else json.dumps(seqs)
 
 
 def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, (str, bytes)) else value
+    return decode(value) if isinstance(value, (str, bytes)) else value
 
 
 def _shared(decoded: dict[Any, Any], stored: Any) -> Any:
@@ -96,7 +106,7 @@ def _shared(decoded: dict[Any, Any], stored: Any) -> Any:
         return stored
     value = decoded.get(stored)
     if value is None:
-        value = decoded[stored] = json.loads(stored)
+        value = decoded[stored] = decode(stored)
     return value
 
 
@@ -106,14 +116,20 @@ def checks_of(events: Sequence[Event]) -> dict[int, CheckRow]:
     if not targets:
         return {}
     rolled = {event.seq: event for event in events if event.type == CHECK_ROLLED}
-    missing = _padded([seq for seq in targets if seq not in rolled], -1)  # no event has seq -1
-    listed = _padded(targets, targets[-1])
-    params = [*missing, events[0].campaign_id, targets[0], targets[-1], *listed]
-    return {row.seq: row for row in _rows(fetch(_sql(len(listed), len(missing)), params), rolled)}
+    missing = [seq for seq in targets if seq not in rolled]
+    vendor = connection.vendor
+    params = [
+        _array(missing, vendor),
+        events[0].campaign_id,
+        targets[0],
+        targets[-1],
+        _array(targets, vendor),
+    ]
+    return {row.seq: row for row in _rows(fetch(_sql(vendor), params), rolled)}
 
 
 def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow]:
-    uuids: dict[Any, UUID | None] = {None: None}  # SQLite keeps UUIDs as hex text
+    uuids: dict[Any, UUID | None] = {None: None}
     # A page's audiences and amendments are mostly the same few texts ("[2]", "{}"): each is
     # decoded once, and the rows share the value (presenting reads them, never changes them).
     decoded: dict[Any, Any] = {}
@@ -123,7 +139,7 @@ def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow
         values = list(values)
         for n in at_uuid:
             stored = values[n]
-            if stored not in uuids:
+            if stored not in uuids:  # the text (dashed, or SQLite's hex): each made once
                 uuids[stored] = stored if isinstance(stored, UUID) else UUID(stored)
             values[n] = uuids[stored]
         (

@@ -227,7 +227,7 @@ class _EventPresenter:
         shown: dict[str, Any] = {
             "seq": event.seq,
             "type": event.type,
-            "created_at": timestamp(event.created_at),
+            "created_at": _time(event),
             "actor": {"id": event.actor_id, "username": self.names.get(event.actor_id)},
             "visibility": event.visibility,
             # Safe on a stub too: a hidden event's hash covers a secret salt (eventlog.chain). Pages
@@ -280,7 +280,7 @@ class _EventPresenter:
                 )
             head = self._heads[event.seq] = (
                 f'{{"seq":{event.seq!r},"type":{_string(event.type)},'
-                f'"created_at":{_string(timestamp(event.created_at))},"actor":{actor},'
+                f'"created_at":{_string(_time(event))},"actor":{actor},'
                 f'"visibility":{_string(event.visibility)},'
                 f'"prev_hash":{_string(event.prev_hash)},"hash":{_string(event.hash)}'
             )
@@ -502,6 +502,11 @@ def _marks_json(system: str, check: Any, result: Any) -> str:
             text = _chains[(system, key)] = _dumps(chain_of(system, key))
         texts.append(text)
     return f"[{','.join(texts)}]"
+
+
+def _time(event: Event) -> str:
+    """The event's time as its document writes it: a page's event has it as read."""
+    return getattr(event, "created_text", None) or timestamp(event.created_at)
 
 
 def _forget_payload(event: Event) -> None:

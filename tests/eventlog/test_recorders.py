@@ -16,6 +16,7 @@ import pytest
 from django.db import connection, transaction
 
 from campaign.models import Campaign
+from eventlog.chain import timestamp
 from eventlog.models import Event
 from eventlog.recorders import HeadMoved, Recorded, recorder
 from eventlog.stream import hash_of, lock_stream
@@ -91,6 +92,33 @@ def test_reading_gives_what_the_orm_reads(make_campaign):
             assert type(getattr(mine, name)) is type(value), name
         assert hash_of(mine) == mine.hash
     assert [e.seq for e in recorder().page(campaign.pk, after=2, limit=3)] == [3, 4, 5]
+
+
+def test_a_page_has_each_time_as_the_event_document_writes_it(make_campaign):
+    """A page's events carry their time as the text the feed shows and the chain hashes,
+    selected so (`created_text`): a whole second, a fraction with trailing zeros, six digits."""
+    campaign = make_campaign("cofd")
+    with transaction.atomic():
+        locked = lock_stream(campaign.pk)
+        events = _chained(locked, 3)
+        previous = locked.head_hash
+        for event, micro in zip(events, (0, 500_000, 123_456), strict=True):
+            event.created_at = event.created_at.replace(microsecond=micro)
+            event.prev_hash = previous
+            event.hash = previous = hash_of(event)
+        recorder().append(events, expected_seq=locked.head_seq)
+    paged = recorder().page(campaign.pk, after=locked.head_seq, limit=10)
+    stored = Event.objects.filter(campaign=campaign, seq__gt=locked.head_seq).order_by("seq")
+    assert (
+        [e.created_text for e in paged]
+        == [timestamp(e.created_at) for e in stored]
+        == [
+            "2026-11-30T19:00:00.000000+00:00",
+            "2026-11-30T19:00:01.500000+00:00",
+            "2026-11-30T19:00:02.123456+00:00",
+        ]
+    )
+    assert [e.created_at for e in paged] == [e.created_at for e in stored]
 
 
 def test_rows_stream_in_batches(make_campaign):
