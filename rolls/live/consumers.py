@@ -398,6 +398,9 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                 after = page.last
                 if after < until and not page.about_me:
                     reading = asyncio.ensure_future(self._page_from_db(after, until))
+                    # Let it reach its thread: sending compresses before it yields to the loop,
+                    # and the next page would be read only once this one is compressed.
+                    await asyncio.sleep(0)
                 await self._send_text(page.text)
                 self.last_sent = max(self.last_sent, after)
                 if page.about_me:  # rendered for our old membership: re-read it, then go on

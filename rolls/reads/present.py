@@ -140,6 +140,7 @@ class _EventPresenter:
         self._checks: dict[int, Check | CheckRow] | None = None
         self._heads: dict[int, str] = {}  # each event's JSON up to its hash: every viewer's
         self._actors: dict[int | None, str] = {}
+        self._contexts: dict[tuple, str] = {}  # the text of each event's four ids, by the ids
         # One reading of the table, shared by members (``now_of`` gives one the pages of a
         # catch-up share, when one is needed).
         self._now: eligibility.Now | None = None
@@ -267,7 +268,8 @@ class _EventPresenter:
             # collector traversed, over and over, during a catch-up.
             _forget_payload(event)
         for event in self.events:  # a roll a later follow-up read again
-            _forget_payload(event)
+            if "_payload" in event.__dict__:
+                _forget_payload(event)
         return texts
 
     def _text(self, event: Event, viewer: Membership) -> tuple[str, bool]:
@@ -286,19 +288,15 @@ class _EventPresenter:
             )
         if not self.shown_in_full(event, viewer):
             return head + ',"redacted":true}', False
-        parts = [
-            head,
-            ',"redacted":false,"session":',
-            _nullable(event.session_id),
-            ',"scene":',
-            _nullable(event.scene_id),
-            ',"chapter":',
-            _nullable(event.chapter_id),
-            ',"character":',
-            _nullable(event.character_id),
-            ',"payload":',
-            _payload_json(event),
-        ]
+        ids = (event.session_id, event.scene_id, event.chapter_id, event.character_id)
+        context = self._contexts.get(ids)
+        if context is None:  # a page has a few distinct ones
+            session, scene, chapter, character = map(_nullable, ids)
+            context = self._contexts[ids] = (
+                f',"redacted":false,"session":{session},"scene":{scene},'
+                f'"chapter":{chapter},"character":{character},"payload":'
+            )
+        parts = [head, context, _payload_json(event)]
         if event.type in CHECK_EVENT_TYPES:
             found = self._rolls(event)
             if found is not None:
