@@ -6,25 +6,17 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from tests.accounts.conftest import admin_post, staff_client
 from tests.live.conftest import WAIT, in_db, open_feed
 from tests.security.test_live_security import _closed_with
 
 CHANGELIST = "/admin/auth/user/"
-
-
-def _staff() -> Client:
-    root = get_user_model().objects.create_superuser("root", password="root-password")
-    client = Client(HTTP_ACCEPT_LANGUAGE="en")
-    client.force_login(root)
-    return client
 
 
 def _unticked(client: Client, user) -> dict:
@@ -61,7 +53,7 @@ def _token_client(user) -> tuple[APIClient, str]:
 def test_a_deactivated_account_s_token_is_refused_and_stays_dead_after_reactivation(users):
     alice = users["alice"]
     api, _key = _token_client(alice)
-    _untick_active(_staff(), alice)
+    _untick_active(staff_client(), alice)
     assert api.get("/api/campaigns/").status_code == 401
     alice.refresh_from_db()
     alice.is_active = True  # a staff member changes their mind: a leaked token stays dead
@@ -73,7 +65,7 @@ def test_a_deactivated_account_s_token_is_refused_and_stays_dead_after_reactivat
 @pytest.mark.django_db
 def test_the_admin_action_deactivates_each_selected_account(users):
     tokens = {name: _token_client(users[name])[0] for name in ("alice", "boris", "olga")}
-    answer = _staff().post(
+    answer = staff_client().post(
         CHANGELIST,
         {
             "action": "deactivate_selected",
@@ -90,32 +82,13 @@ def test_the_admin_action_deactivates_each_selected_account(users):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_deactivating_closes_the_account_s_open_sockets(server, table):
-    """The staff member's form goes to the server the sockets are on (whose channel layer is
-    its own): as in production, where the admin and the sockets share a Redis layer."""
-    root = await in_db(_staff)
+async def test_deactivating_closes_the_account_s_open_sockets(admin_server, table):
+    root = await in_db(staff_client)
     form = await in_db(_unticked, root, table.users["alice"])
-    alice = await open_feed(server.url(table.id), table.tokens["alice"])
-    boris = await open_feed(server.url(table.id), table.tokens["boris"])
-    origin = f"http://127.0.0.1:{server.port}"
+    alice = await open_feed(admin_server.url(table.id), table.tokens["alice"])
+    boris = await open_feed(admin_server.url(table.id), table.tokens["boris"])
     change = f"{CHANGELIST}{table.users['alice'].pk}/change/"
-    async with httpx.AsyncClient(base_url=origin, timeout=WAIT) as http:
-        cookie = (
-            f"{settings.SESSION_COOKIE_NAME}={root.cookies[settings.SESSION_COOKIE_NAME].value}"
-        )
-        page = await http.get(change, headers={"Cookie": cookie})
-        assert page.status_code == 200
-        csrf = page.cookies["csrftoken"]
-        saved = await http.post(
-            change,
-            data=form,
-            headers={
-                "Cookie": f"{cookie}; csrftoken={csrf}",
-                "X-CSRFToken": csrf,
-                "Origin": origin,
-                "Referer": f"{origin}{change}",
-            },
-        )
+    saved = await admin_post(admin_server, root, change, form)
     assert saved.status_code == 302, saved.text[:2000]
     assert await asyncio.wait_for(_closed_with(alice), WAIT) == 4401
     assert (await boris.command("ping"))["type"] == "pong"  # nobody else is disturbed

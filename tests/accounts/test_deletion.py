@@ -5,6 +5,8 @@ reason, and nothing changes; a bulk deletion is all or nothing."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
@@ -18,7 +20,10 @@ from campaign import services
 from campaign.models import Campaign, Character, Membership
 from eventlog.models import Event
 from rolls.checks import services as rolls
+from tests.accounts.conftest import admin_post, staff_client
 from tests.eventlog.tables import assert_rebuild_equals_live
+from tests.live.conftest import WAIT, in_db, open_feed
+from tests.security.test_live_security import _closed_with
 
 pytestmark = pytest.mark.django_db
 
@@ -32,10 +37,7 @@ def _delete_page(user) -> str:
 
 @pytest.fixture
 def root(db) -> Client:
-    staff = get_user_model().objects.create_superuser("root", password="root-password")
-    client = Client(HTTP_ACCEPT_LANGUAGE="en")
-    client.force_login(staff)
-    return client
+    return staff_client()
 
 
 @pytest.fixture
@@ -196,3 +198,27 @@ def test_the_refusal_is_in_russian_for_a_russian_admin(campaign, users, root):
     root.defaults["HTTP_ACCEPT_LANGUAGE"] = "ru"
     page = root.get(_delete_page(users["gm"])).content.decode()
     assert "gm — единственный мастер кампании «Test table»" in page
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_table_sees_a_deleted_player_leave_and_their_socket_closes(admin_server, table):
+    alice, hero = table.users["alice"], table.characters["alice"]
+    root = await in_db(staff_client)
+    gm = await open_feed(admin_server.url(table.id), table.tokens["gm"])
+    mine = await open_feed(admin_server.url(table.id), table.tokens["alice"])
+    head = table.campaign.head_seq
+
+    deleted = await admin_post(admin_server, root, _delete_page(alice), {"post": "yes"})
+
+    assert deleted.status_code == 302, deleted.text[:2000]
+    assert await asyncio.wait_for(_closed_with(mine), WAIT) == 4403  # no longer a member
+    shown = [(e["type"], e["payload"]) for e in await gm.through(head + 2)]
+    assert shown[-2:] == [
+        ("character.changed", {"character_id": str(hero.pk), "owner_id": None}),
+        ("member.left", {"user_id": alice.pk}),
+    ]
+    assert (await gm.command("ping"))["type"] == "pong"
+    await gm.close()
+    # Rebuilt in a transaction that commits (the database checks its foreign keys then): the log
+    # still names the deleted account as a member until its member.left.
+    await in_db(assert_rebuild_equals_live, table.id)
