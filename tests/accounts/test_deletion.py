@@ -6,19 +6,24 @@ reason, and nothing changes; a bulk deletion is all or nothing."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 from django.core.management import call_command
+from django.db import connection, transaction
 from django.db.models import ProtectedError
 from django.test import Client
 
 from accounts import admin as accounts_admin
-from accounts.deletion import account_ties
+from accounts.deletion import account_ties, delete_user
 from campaign import services
+from campaign.errors import Conflict
 from campaign.models import Campaign, Character, Membership
 from eventlog.models import Event
+from eventlog.stream import lock_stream
 from rolls.checks import services as rolls
 from tests.accounts.conftest import admin_post, staff_client
 from tests.eventlog.tables import assert_rebuild_equals_live
@@ -100,7 +105,7 @@ def test_deleting_a_player_writes_that_they_left_and_keeps_their_characters(
     ]
     assert not Membership.objects.filter(user_id=alice.pk).exists()
     call_command("verify_log")
-    assert "problem" not in capsys.readouterr().out.lower()
+    assert "OK:" in capsys.readouterr().out  # it raises CommandError on any problem
     for table in (campaign, other):
         assert_rebuild_equals_live(table.pk)
     # The table goes on: the GM's pages and API read a log that names a deleted account.
@@ -222,3 +227,42 @@ async def test_the_table_sees_a_deleted_player_leave_and_their_socket_closes(adm
     # Rebuilt in a transaction that commits (the database checks its foreign keys then): the log
     # still names the deleted account as a member until its member.left.
     await in_db(assert_rebuild_equals_live, table.id)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_step_down_committed_while_the_deletion_waits_for_the_lock_is_seen(make_campaign, users):
+    """PostgreSQL, two connections: the other GM steps down holding the stream lock; the
+    deletion of the GM waits for it, then reads the table as it is now and refuses."""
+    campaign = make_campaign()
+    gm, alice = users["gm"], users["alice"]
+    services.change_role(campaign=campaign, actor=gm, user_id=alice.pk, role="gm")
+    root = get_user_model().objects.create_superuser("root", password="root-password")
+    locked = threading.Event()
+
+    def step_down() -> None:
+        try:
+            with transaction.atomic():
+                lock_stream(campaign.pk)
+                locked.set()
+                time.sleep(0.5)  # the deletion is waiting for the lock meanwhile
+                services.change_role(
+                    campaign=campaign, actor=alice, user_id=alice.pk, role="player"
+                )
+        finally:
+            connection.close()
+
+    stepping = threading.Thread(target=step_down)
+    stepping.start()
+    assert locked.wait(WAIT)
+    with pytest.raises(Conflict) as refusal:
+        delete_user(user=gm, by=root)
+    stepping.join()
+    assert refusal.value.message == (
+        "gm is the only game master of «Test table»: make another member a game master first"
+    )
+    assert _exists(gm)
+    assert list(Membership.objects.filter(campaign=campaign, role="gm").values_list("user_id")) == [
+        (gm.pk,)
+    ]
+    assert not Event.objects.filter(campaign=campaign, type="member.left").exists()
