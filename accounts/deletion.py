@@ -83,7 +83,7 @@ def delete_users(*, users: Iterable[AbstractBaseUser], by: AbstractBaseUser) -> 
     for grown in {cid for tie in ties for cid in tie.campaign_ids} - locked:
         lock_stream(grown)  # joined (and committed) since `_lock_ties` read: read again below
     ties = [account_ties(user=account) for account in accounts]
-    refusals = [tie.refusal() for tie in ties if tie.refusal()]
+    refusals = [refusal for tie in ties if (refusal := tie.refusal())]
     if refusals:
         raise Conflict("user", "; ".join(refusals))
     for tie in ties:
