@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from tests.accounts.conftest import admin_post, staff_client
 from tests.live.conftest import WAIT, in_db, open_feed
+from tests.live.test_live_auth import close_code
 from tests.security.test_live_security import _closed_with
 
 CHANGELIST = "/admin/auth/user/"
@@ -91,5 +92,6 @@ async def test_deactivating_closes_the_account_s_open_sockets(admin_server, tabl
     saved = await admin_post(admin_server, root, change, form)
     assert saved.status_code == 302, saved.text[:2000]
     assert await asyncio.wait_for(_closed_with(alice), WAIT) == 4401
+    assert await close_code(admin_server.url(table.id), token=table.tokens["alice"]) == 4401
     assert (await boris.command("ping"))["type"] == "pong"  # nobody else is disturbed
     await boris.close()
