@@ -1,8 +1,10 @@
 """Revoking a user's access: the API token goes, and open sockets are told to close.
 
-It happens at logout, at a password change, and when the user asks (API and home page). The live
-feed connects to `access_revoked` to close the user's sockets (in every process); a browser whose
-own session is still valid reconnects with it at once.
+It happens at logout, at a password change, when the user asks (API and home page), and when
+staff deactivate the account (`deactivate_user`). The live feed connects to `access_revoked` to
+close the user's sockets (in every process); a browser whose own session is still valid
+reconnects with it at once (a deactivated account's session is not: Django's ModelBackend
+refuses it).
 """
 
 from __future__ import annotations
@@ -29,6 +31,17 @@ def revoke_access(*, user: AbstractBaseUser) -> None:
         Token.objects.filter(user_id=user_id).delete()
         SocketTicket.objects.filter(user_id=user_id).delete()
         transaction.on_commit(lambda: access_revoked.send(sender=None, user_id=user_id))
+
+
+def deactivate_user(*, user: AbstractBaseUser) -> None:
+    """The account can no longer sign in, and what it is signed in with stops working now: its
+    API token and socket tickets are deleted and its open sockets close. Whoever deactivates an
+    account calls this (the admin's form and its action do); the user row need not be saved
+    before, nor again after."""
+    with transaction.atomic():
+        type(user).objects.filter(pk=user.pk).update(is_active=False)
+        user.is_active = False
+        revoke_access(user=user)
 
 
 @receiver(user_logged_out)

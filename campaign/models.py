@@ -49,7 +49,9 @@ class Role(models.TextChoices):
 
 class Membership(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    # PROTECT: an account is deleted through accounts.deletion, which records in the log that
+    # it left; a row vanishing without an event would make a read model the log cannot rebuild.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
     role = models.CharField(max_length=10, choices=Role.choices)
     joined_seq = models.PositiveBigIntegerField()
 
@@ -65,8 +67,8 @@ class Membership(models.Model):
 class Character(models.Model):
     id = models.UUIDField(primary_key=True)
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="characters")
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    owner = models.ForeignKey(  # PROTECT: as Membership.user
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT
     )
     name = models.CharField(_("name"), max_length=120)
     traits = models.JSONField(default=dict)

@@ -210,14 +210,43 @@ def leave_campaign(*, campaign: Campaign, actor: AbstractBaseUser, user_id: int)
     membership = Membership.objects.filter(campaign=campaign, user_id=user_id).first()
     if membership is None:
         raise NotFound("user_id", _("this user is not a member of the campaign"))
-    if membership.role == Role.GM and _gm_count(campaign) == 1:
-        raise Conflict("user_id", _("the campaign's last game master cannot leave"))
-    append_event(
-        campaign=campaign, type=MEMBER_LEFT, payload={"user_id": user_id}, actor_id=actor.pk
-    )
+    _member_leaves(campaign, membership, actor_id=actor.pk)
     if user_id != actor.pk:
         campaign.invite_code = new_invite_code()
         campaign.save(update_fields=["invite_code"])
+
+
+def _member_leaves(campaign: Campaign, membership: Membership, *, actor_id: int) -> None:
+    """`member.left`, unless it would leave the campaign without a GM (stream lock held)."""
+    if membership.role == Role.GM and _gm_count(campaign) == 1:
+        raise Conflict("user_id", _("the campaign's last game master cannot leave"))
+    append_event(
+        campaign=campaign,
+        type=MEMBER_LEFT,
+        payload={"user_id": membership.user_id},
+        actor_id=actor_id,
+    )
+
+
+@transaction.atomic
+def remove_account(*, campaign: Campaign, user_id: int, by: AbstractBaseUser) -> None:
+    """An account is being deleted (accounts.deletion): the characters it owns in the campaign
+    are kept with no owner, then it leaves, each an event written by the staff member `by`
+    (who need not be a member), so that the log alone still rebuilds the table. Called for a
+    campaign where the account is a member or owns a character (one who left keeps theirs); the
+    campaign's last GM is refused, with nothing written."""
+    campaign = lock_stream(campaign.pk)
+    membership = Membership.objects.filter(campaign=campaign, user_id=user_id).first()
+    for character in Character.objects.filter(campaign=campaign, owner_id=user_id):
+        append_event(
+            campaign=campaign,
+            type=CHARACTER_CHANGED,
+            payload={"character_id": str(character.pk), "owner_id": None},
+            actor_id=by.pk,
+            character_id=character.pk,
+        )
+    if membership is not None:
+        _member_leaves(campaign, membership, actor_id=by.pk)
 
 
 def _check_owner(campaign: Campaign, owner_id: int | None) -> None:
