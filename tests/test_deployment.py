@@ -65,8 +65,9 @@ def test_compose_serves_the_api_from_gunicorn_and_the_sockets_from_uvicorn_behin
     services = compose_services()
     web, live, proxy = services["web"], services["live"], services["proxy"]
     assert web["command"] == ["gunicorn", "-c", "config/gunicorn.py"]
-    assert "uvicorn config.asgi:application --ws config.websocket:WebSocketProtocol" in (
-        live["command"][-1]
+    assert (
+        "uvicorn config.asgi:application --ws config.websocket:WebSocketProtocol"
+        in (live["command"][-1])
     )
     assert "--workers ${LIVE_WORKERS:-1}" in live["command"][-1]
     # Both run the same application as the same role, behind the proxy only.
