@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Iterable
+from functools import cached_property
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -203,6 +204,27 @@ class _EventPresenter:
                 if character is not None and character.owner_id == viewer.user_id:
                     return ("owner", viewer.user_id)
         return "seen"
+
+    @cached_property
+    def _roll_characters(self) -> set[Any]:
+        """The characters whose rolls the batch's check events belong to."""
+        return {
+            check.character_id
+            for event in self.events
+            if event.type in CHECK_EVENT_TYPES
+            and (check := self.checks.get(target_seq(event) or 0)) is not None
+            and check.character_id is not None
+        }
+
+    def owns_a_roll(self, viewer: Membership) -> bool:
+        """Whether a check event of the batch belongs to a roll of a character ``viewer`` owns
+        (read as `viewer_class` reads it), whether or not they may see it."""
+        now = self._base_now(viewer)
+        return any(
+            (character := now.character(character_id)) is not None
+            and character.owner_id == viewer.user_id
+            for character_id in self._roll_characters
+        )
 
     def by_class(
         self,
@@ -423,7 +445,17 @@ class SharedPage:
         if viewer.role == Role.GM:
             return "gm"
         presenter = self._presenter
-        return tuple(presenter.viewer_class(event, viewer) for event in presenter.events)
+        if viewer.role == Role.PLAYER and presenter.owns_a_roll(viewer):
+            # Offered follow-ups on their own rolls somewhere on the page: a class of their own
+            # (`viewer_class` of each event would say no less, at the cost of a catch-up's tenth).
+            return ("owner", viewer.user_id)
+        # No stake in any roll here: a public event is "seen" by all of them, so only whether
+        # each hidden one is shown sets them apart.
+        return tuple(
+            presenter.viewer_class(event, viewer)
+            for event in presenter.events
+            if event.visibility != Visibility.PUBLIC
+        )
 
     def for_member(self, viewer: Membership) -> list[dict[str, Any]]:
         return self._presenter.for_member(viewer)
@@ -470,7 +502,8 @@ def _terms_json(system: str, check: Any) -> str:
     """`roll_terms` of a roll's check as `_dumps` writes it, kept per distinct check (a pure
     function of the system and the check, whose values are few: pool, again, rote…)."""
     try:
-        key = (system, *((name, type(value), value) for name, value in check.items()))
+        values = tuple(check.values())  # with their types: 1, True and 1.0 are equal keys
+        key = (system, tuple(check), values, tuple(map(type, values)))
         text = _terms.get(key)
     except (AttributeError, TypeError):  # not a mapping, or a value that is not hashable
         return _dumps(roll_terms(system, check))
