@@ -8,6 +8,7 @@ Every request of a script, a bot or the generated client authenticates by token;
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -43,22 +44,12 @@ class TokenAuthentication(authentication.TokenAuthentication):
         width = rows.width(Token)
         users = width + rows.width(user_model)
         member, answer = self.campaign_id is not None, self.key is not None
-        sql = (
-            f"SELECT {rows.columns(Token, 't')}, {rows.columns(user_model, 'u')}"
-            + (f", {member_columns()}" if member else "")
-            + (f", {idempotency.answer_columns()}" if answer else "")
-            + f" FROM {Token._meta.db_table} t JOIN {user_model._meta.db_table} u "
-            "ON u.id = t.user_id "
-            + (member_join("u") if member else "")
-            + (f" {idempotency.answer_join('u')}" if answer else "")
-            + " WHERE t.key = %s"
-        )
         params = (
             *((self.campaign_id,) if member else ()),
             *((self.campaign_id, self.key) if answer else ()),
             key,
         )
-        found = rows.fetchone(sql, params)
+        found = rows.fetchone(_token_sql(user_model, member, answer), params)
         if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         token = rows.instance(Token, found[:width])
@@ -71,3 +62,20 @@ class TokenAuthentication(authentication.TokenAuthentication):
             if answer:
                 idempotency.remember_answer(token.user, self.campaign_id, self.key, found[members:])
         return token.user, token
+
+
+@cache  # the same text for every request of its shape: built once
+def _token_sql(user_model: type[Any], member: bool, answer: bool) -> str:
+    """The token's statement: its user, with the campaign's membership when ``member`` (a
+    parameter: the campaign id) and a write's recorded answer when ``answer`` (two: the
+    campaign id and the key); the token's key is the last parameter."""
+    return (
+        f"SELECT {rows.columns(Token, 't')}, {rows.columns(user_model, 'u')}"
+        + (f", {member_columns()}" if member else "")
+        + (f", {idempotency.answer_columns()}" if answer else "")
+        + f" FROM {Token._meta.db_table} t JOIN {user_model._meta.db_table} u "
+        "ON u.id = t.user_id "
+        + (member_join("u") if member else "")
+        + (f" {idempotency.answer_join('u')}" if answer else "")
+        + " WHERE t.key = %s"
+    )

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Field
 from django.utils import timezone
 from psycopg.types.json import Jsonb
 from rest_framework.utils.encoders import JSONEncoder
@@ -143,17 +144,24 @@ def record(scope: Scope, answer: Answer) -> None:
         "body": answer,
         "created_at": timezone.now(),
     }
-    meta = IdempotentRequest._meta
-    fields = [meta.get_field(name) for name in values]
-    sql = (
-        f"INSERT INTO {meta.db_table} ({', '.join(f.column for f in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))})"
-    )
+    fields, sql = _record_statement(tuple(values))
     params = [
         _json_body(value) if name == "body" else f.get_db_prep_save(value, connection)
         for f, (name, value) in zip(fields, values.items(), strict=True)
     ]
     commit.write(connection, sql, params, None)
+
+
+@functools.cache  # the same for every answer kept: built once
+def _record_statement(names: tuple[str, ...]) -> tuple[tuple[Field, ...], str]:
+    """`record`'s fields, named in ``names``' order, and its INSERT of them."""
+    meta = IdempotentRequest._meta
+    fields = tuple(meta.get_field(name) for name in names)
+    sql = (
+        f"INSERT INTO {meta.db_table} ({', '.join(f.column for f in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))})"
+    )
+    return fields, sql
 
 
 def _json_body(answer: Answer) -> Any:

@@ -120,9 +120,10 @@ def _insert_one(row: models.Model) -> None:
 
     # Nothing reads a projected row back before COMMIT (rows are found by campaign and seq,
     # never by id), so its INSERT goes with the COMMIT: one round trip fewer under the lock.
+    table, quoted = _quoted_names(model_class, db.vendor)
     recorder().insert_row_later(
-        db.ops.quote_name(model_class._meta.db_table),
-        [db.ops.quote_name(field.column) for field in fields],
+        table,
+        quoted,
         [
             value if isinstance(value, PendingEvent) else field.get_db_prep_save(value, db)
             for field, value in zip(fields, values, strict=True)
@@ -130,6 +131,16 @@ def _insert_one(row: models.Model) -> None:
         inserted_as,
     )
     row._state.adding, row._state.db = False, db.alias
+
+
+@cache
+def _quoted_names(model_class: type[models.Model], vendor: str) -> tuple[str, tuple[str, ...]]:
+    """The table and `written_fields` columns of ``model_class``, quoted for the ``vendor``'s
+    database: the same for every row, quoted once."""
+    ops = connections[DEFAULT_DB_ALIAS].ops
+    return ops.quote_name(model_class._meta.db_table), tuple(
+        ops.quote_name(field.column) for field in written_fields(model_class)
+    )
 
 
 def read_row(event: Event, model_class: type[M], **match: Any) -> M | None:

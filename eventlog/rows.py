@@ -8,7 +8,8 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 
@@ -16,6 +17,7 @@ M = TypeVar("M", bound=models.Model)
 _converters: dict[tuple[type, str], Callable[[Sequence[Any]], tuple]] = {}
 
 
+@cache  # the hot path's statements are built per request from these
 def columns(model: type[models.Model], alias: str) -> str:
     """`alias.column, …` for every stored field of ``model``, in the order `instance` takes."""
     return ", ".join(f"{alias}.{field.column}" for field in model._meta.concrete_fields)
@@ -25,9 +27,12 @@ def width(model: type[models.Model]) -> int:
     return len(model._meta.concrete_fields)
 
 
-def converter(model: type[models.Model]) -> Callable[[Sequence[Any]], tuple]:
-    """A function from the stored values of `columns(model, …)` to the model's Python values."""
-    key = (model, connection.vendor)
+def converter(
+    model: type[models.Model], db: BaseDatabaseWrapper | None = None
+) -> Callable[[Sequence[Any]], tuple]:
+    """A function from the stored values of `columns(model, …)` to the model's Python values
+    (``db``: the connection they were read on, when the caller has it in hand)."""
+    key = (model, (db or connection).vendor)
     convert = _converters.get(key)
     if convert is None:
         plan = []
@@ -61,13 +66,14 @@ def instance(model: type[M], values: Sequence[Any]) -> M | None:
     pre_init / post_init receiver) is built the ORM's way."""
     if values[0] is None:
         return None
-    values = converter(model)(values)
+    db = connections[DEFAULT_DB_ALIAS]  # once: each look-up through the proxy costs as much
+    values = converter(model, db)(values)
     if pre_init.has_listeners(model) or post_init.has_listeners(model):
-        return model.from_db(connection.alias, None, values)
+        return model.from_db(db.alias, None, values)
     new = model.__new__(model)
     new.__dict__.update(zip(_attnames(model), values, strict=True))
     state = new._state = ModelState()
-    state.adding, state.db = False, connection.alias
+    state.adding, state.db = False, db.alias
     return new
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from typing import Any
 from uuid import UUID
 
@@ -223,8 +224,7 @@ def lock_table(
     call_id = _call_id(call)
     n = width(Campaign)
     shape = _shape(read_before, task, call_id is not None)
-    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", shape)
-    sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1)
+    sql = _locked_table_sql(connection.vendor, shape)
     params = _table_params(shape, param, read_before.pk, _uuid_param(call_id))
     row = fetchone_locked(read_before.pk, sql, params)
     if row is None:
@@ -233,6 +233,14 @@ def lock_table(
     if character is _MALFORMED or _shape(campaign, task, shape.call) != shape:
         return campaign, None
     return campaign, _table(row[n:], character, shape, call_id)
+
+
+@cache
+def _locked_table_sql(vendor: str, shape: Shape) -> str:
+    """`lock_table`'s statement: the campaign's row and its `Table`. One text per database
+    (``vendor``: the subqueries are written per database) and shape, built once, not per check."""
+    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", shape)
+    return sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1)
 
 
 def _call_id(call: Any) -> UUID | None:
