@@ -35,12 +35,12 @@ def _count_write(user_id: int) -> int | None:
     limit, period = _rate()
     now = time.time()
     key = f"writes:{user_id}:{int(now // period)}"
-    cache.add(key, 0, timeout=period + 1)
+    # The window's counter exists but for its first write: counted in one operation, not
+    # created again first (on Redis an add is a round trip of its own).
     try:
         count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=period + 1)
-        count = 1
+    except ValueError:  # the window's first write
+        count = 1 if cache.add(key, 1, timeout=period + 1) else cache.incr(key)
     if count <= limit:
         return None
     return max(1, int(period - now % period) + 1)
