@@ -150,7 +150,9 @@ def measure(url: str, tables: dict[int, dict], args: argparse.Namespace) -> dict
                 ready = time.perf_counter() - start
                 watch(gm)
                 sent = players[n].evaluate(ROLL, table["character"])
-                arrived = gm.wait_for_function("window.__arrived", timeout=60_000).json_value()
+                # A function, not an expression: the page's CSP forbids eval.
+                arrived = gm.wait_for_function("() => window.__arrived", timeout=60_000)
+                arrived = arrived.json_value()
                 longest = gm.evaluate("window.__longest")
                 if round_:
                     results[n]["ready"].append(ready * 1000)
