@@ -106,6 +106,11 @@ def _table_sql(campaign_from: str, shape: Shape, character_is: str = "%s") -> st
     the rule state ``shape`` asks for and the character whose id is ``character_is``.
     Parameters: the task key (when the shape has one), those of ``campaign_from``, the
     character (when ``character_is`` is one), the campaign."""
+    return _table_sql_of(connection.vendor, campaign_from, shape, character_is)
+
+
+@cache  # one text per database (the rule state's subqueries are written per database) and shape
+def _table_sql_of(vendor: str, campaign_from: str, shape: Shape, character_is: str) -> str:
     period = shape.period
     taken = (
         "NULL" if period is None else dramatic_failures_taken_sql("cc.id", f"{period}.id", "c.id")
@@ -224,7 +229,8 @@ def lock_table(
     call_id = _call_id(call)
     n = width(Campaign)
     shape = _shape(read_before, task, call_id is not None)
-    sql = _locked_table_sql(connection.vendor, shape)
+    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", shape)
+    sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1)
     params = _table_params(shape, param, read_before.pk, _uuid_param(call_id))
     row = fetchone_locked(read_before.pk, sql, params)
     if row is None:
@@ -233,14 +239,6 @@ def lock_table(
     if character is _MALFORMED or _shape(campaign, task, shape.call) != shape:
         return campaign, None
     return campaign, _table(row[n:], character, shape, call_id)
-
-
-@cache
-def _locked_table_sql(vendor: str, shape: Shape) -> str:
-    """`lock_table`'s statement: the campaign's row and its `Table`. One text per database
-    (``vendor``: the subqueries are written per database) and shape, built once, not per check."""
-    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", shape)
-    return sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1)
 
 
 def _call_id(call: Any) -> UUID | None:
