@@ -162,6 +162,10 @@ class _EventPresenter:
             self._checks = checks_of(self.events)
         return self._checks
 
+    def check_of(self, event: Event) -> Check | CheckRow | None:
+        """The check ``event`` belongs to (its own for a roll), None for any other event."""
+        return self.checks.get(target_seq(event) or 0)
+
     def now_for(self, viewer: Membership) -> eligibility.Now:
         """The table as ``viewer`` may know it: one per viewer for the whole batch, sharing
         the periods and characters read for the others."""
@@ -197,7 +201,7 @@ class _EventPresenter:
         if not (public or may_see(_facts(event, self.checks), viewer)):
             return "stub"
         if event.type in CHECK_EVENT_TYPES and viewer.role == Role.PLAYER:
-            check = self.checks.get(target_seq(event) or 0)
+            check = self.check_of(event)
             if check is not None and check.character_id is not None:
                 # Read as the offers read it (one read of each character, shared).
                 character = self._base_now(viewer).character(check.character_id)
@@ -212,7 +216,7 @@ class _EventPresenter:
             check.character_id
             for event in self.events
             if event.type in CHECK_EVENT_TYPES
-            and (check := self.checks.get(target_seq(event) or 0)) is not None
+            and (check := self.check_of(event)) is not None
             and check.character_id is not None
         }
 
@@ -353,7 +357,7 @@ class _EventPresenter:
         found)."""
         if event.type == CHECK_ROLLED:
             return event.payload["system"], event.payload.get("rolls", [])
-        check = self.checks.get(target_seq(event) or 0)
+        check = self.check_of(event)
         if check is None:
             return None
         roll = check.event.payload["rolls"][0]
@@ -365,7 +369,7 @@ class _EventPresenter:
 
     def _follow_ups(self, event: Event, viewer: Membership) -> list[dict[str, Any]]:
         if eligibility.may_act(viewer):
-            check = self.checks.get(target_seq(event) or 0)
+            check = self.check_of(event)
             if check is not None:
                 return eligibility.offers(check, viewer, self.now_for(viewer))
         return []
@@ -447,7 +451,7 @@ class SharedPage:
         presenter = self._presenter
         if viewer.role == Role.PLAYER and presenter.owns_a_roll(viewer):
             # Offered follow-ups on their own rolls somewhere on the page: a class of their own
-            # (`viewer_class` of each event would say no less, at the cost of a catch-up's tenth).
+            # (what `viewer_class` of those events says), without asking it of every event.
             return ("owner", viewer.user_id)
         # No stake in any roll here: a public event is "seen" by all of them, so only whether
         # each hidden one is shown sets them apart.

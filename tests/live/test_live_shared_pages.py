@@ -126,6 +126,25 @@ def test_gms_share_a_rendering_and_so_do_those_with_no_stake(table, second_gm):
     }
 
 
+def test_on_a_page_of_public_rolls_the_rolls_owner_shares_no_page_with_the_others(table):
+    # Nothing hidden sets them apart: only alice's stake in her failed roll (her dramatic
+    # failure offer) does. A page shared with boris or the observer would give them her offer,
+    # or take it from her.
+    start = table.campaign.head_seq
+    _roll(table, "alice", "public")
+    table.campaign.refresh_from_db()
+    head = table.campaign.head_seq
+    member = {m.user.username: m for m in _members(table)}
+    page = SharedPage(list(Event.objects.filter(campaign=table.campaign, seq__gt=start)))
+    assert page.class_of(member["alice"]) != page.class_of(member["boris"])
+    assert page.class_of(member["boris"]) == page.class_of(member["olga"])
+    for name in ("alice", "boris", "olga"):  # alice's page is kept first
+        reference = events_for(membership=member[name], after=start, limit=10_000)
+        assert _caught_up(table, member[name], start, head) == reference, name
+    offered = _caught_up(table, member["alice"], start, head)[-1]["follow_ups"]
+    assert [offer["kind"] for offer in offered] == ["dramatic_failure"]
+
+
 def test_sockets_of_one_class_share_a_page_and_a_new_head_retires_it(table):
     start = table.campaign.head_seq  # after olga's role change (a page stops after it for her)
     seq = _roll(table, "alice", "private")
