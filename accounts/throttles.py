@@ -35,8 +35,8 @@ def _count_write(user_id: int) -> int | None:
     limit, period = _rate()
     now = time.time()
     key = f"writes:{user_id}:{int(now // period)}"
-    # The window's counter exists but for its first write: counted in one operation, not
-    # created again first (on Redis an add is a round trip of its own).
+    # The window's counter exists for every write but the window's first: incremented in one
+    # operation, not added first each time (on Redis an add is a round trip of its own).
     try:
         count = cache.incr(key)
     except ValueError:  # the window's first write
