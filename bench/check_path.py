@@ -58,6 +58,9 @@ def _django() -> None:
     import django
 
     django.setup()
+    from config.startup import settle
+
+    settle()  # as the servers do once started (config/wsgi.py, config/asgi.py)
 
 
 def prepare() -> None:

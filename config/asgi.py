@@ -19,3 +19,7 @@ from rolls.live.routing import websocket_application  # noqa: E402
 application = serving(
     ProtocolTypeRouter({"http": django_asgi_app, "websocket": websocket_application()})
 )
+
+from config.startup import settle  # noqa: E402
+
+settle()

@@ -27,6 +27,7 @@ django_application = get_wsgi_application()
 
 from config.proxies import forwarded_for  # noqa: E402
 from config.sharing import warn_if_sqlite_is_shared  # noqa: E402
+from config.startup import settle  # noqa: E402
 from rolls.live.broadcast import serving  # noqa: E402
 
 warn_if_sqlite_is_shared()
@@ -50,3 +51,4 @@ def start_publishing_loop() -> asyncio.AbstractEventLoop:
 
 start_publishing_loop()
 application = forwarded_for(django_application)
+settle()

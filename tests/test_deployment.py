@@ -326,3 +326,23 @@ def test_a_wsgi_process_publishes_the_live_feed_from_an_event_loop_of_its_own(tm
         [sys.executable, "-c", probe], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert done.stdout.split() == ["True", "True"], done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("entry", ["config.wsgi", "config.asgi"])
+def test_a_serving_process_starts_with_its_long_lived_objects_out_of_the_collectors_way(
+    tmp_path, entry
+):
+    """A full collection walked the ~100k objects a process starts with (modules, URL patterns,
+    serializers' fields) in the middle of some request, a pause of 70-90 ms here: each server
+    imports what the first request would and freezes them (config/startup.py)."""
+    probe = (
+        f"import gc, sys, {entry}\n"
+        "print(gc.get_freeze_count() > 50_000, 'rolls.api.views' in sys.modules,"
+        " len(gc.get_objects(generation=2)) < 10_000)"
+    )
+    env = {**os.environ, "VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path}/db"}
+    env.pop("REDIS_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["True", "True", "True"], done.stdout + done.stderr[-2000:]
