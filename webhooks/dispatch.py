@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -208,7 +208,9 @@ def _loop() -> None:
             )
             return
         finally:
-            close_old_connections()
+            # Not kept while the thread sleeps (SQLite keeps a connection per thread; a
+            # pooled one goes back to the pool), and closing needs no database.
+            connections.close_all()
 
 
 _looked_at = 0.0  # when this process last looked for a webhook before it had a sender
