@@ -343,7 +343,13 @@ class Feed:
     async def through(self, seq: int) -> list[dict[str, Any]]:
         """Read until the event `seq` has arrived; the events, in order."""
         while not self.events or self.events[-1]["seq"] < seq:
-            await self.recv()
+            try:
+                await self.recv()
+            except TimeoutError:
+                raise AssertionError(
+                    f"seq {seq} did not arrive within {WAIT} s; the last seqs received:"
+                    f" {self.seqs[-8:]}, the last frames: {self.frames[-3:]}"
+                ) from None
         return self.events
 
     async def send(self, frame: dict[str, Any] | str) -> None:

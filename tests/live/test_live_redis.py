@@ -22,7 +22,8 @@ def online(frame: dict) -> set[str]:
 
 @pytest.mark.postgres
 async def test_two_server_processes_serve_one_feed(private_redis, start_servers, table, feeds):
-    one, two = start_servers("one", "two", redis_url=private_redis.url)
+    # INFO: a failure shows what each server's hub and sockets did (the logs, below).
+    one, two = start_servers("one", "two", redis_url=private_redis.url, env={"LOG_LEVEL": "INFO"})
     start = await in_db(head_of, table.id)
     gm = await feeds.open(one.url(table.id), table.tokens["gm"])
     boris = await feeds.open(one.url(table.id), table.tokens["boris"])
@@ -64,7 +65,8 @@ async def test_two_server_processes_serve_one_feed(private_redis, start_servers,
 async def test_a_redis_restart_during_a_session_loses_nothing(
     private_redis, start_servers, table, feeds
 ):
-    one, two = start_servers("one", "two", redis_url=private_redis.url)
+    # INFO: a failure shows what each server's hub and sockets did (the logs, below).
+    one, two = start_servers("one", "two", redis_url=private_redis.url, env={"LOG_LEVEL": "INFO"})
     start = await in_db(head_of, table.id)
     gm = await feeds.open(one.url(table.id), table.tokens["gm"])
     boris = await feeds.open(one.url(table.id), table.tokens["boris"])
@@ -90,7 +92,13 @@ async def test_a_redis_restart_during_a_session_loses_nothing(
     last = (await gm.command("roll", request=table.roll("gm")))["data"]["seq"]
 
     for name, feed in {"gm": gm, "boris": boris, "alice": alice, "olga": olga}.items():
-        await feed.through(last)  # the same sockets, never closed
+        try:
+            await feed.through(last)  # the same sockets, never closed
+        except AssertionError as failure:
+            logs = {server.log.name: server.log.read_text()[-4000:] for server in (one, two)}
+            raise AssertionError(
+                f"{name} (seqs {before}, {after}, {last}): {failure}\n{logs}"
+            ) from None
         first = start + 1 if name != "olga" else before + 1
         assert feed.seqs == list(range(first, last + 1)), name
         reference = await in_db(rest_view, table.id, table.users[name], after=first - 1)
