@@ -120,7 +120,7 @@ def _insert_one(row: models.Model) -> None:
 
     # Nothing reads a projected row back before COMMIT (rows are found by campaign and seq,
     # never by id), so its INSERT goes with the COMMIT: one round trip fewer under the lock.
-    table, quoted = _quoted_names(model_class, db.vendor)
+    table, quoted = _quoted_names(model_class, db.alias)
     recorder().insert_row_later(
         table,
         quoted,
@@ -134,10 +134,10 @@ def _insert_one(row: models.Model) -> None:
 
 
 @cache
-def _quoted_names(model_class: type[models.Model], vendor: str) -> tuple[str, tuple[str, ...]]:
-    """The table and `written_fields` columns of ``model_class``, quoted for the ``vendor``'s
-    database: the same for every row, quoted once."""
-    ops = connections[DEFAULT_DB_ALIAS].ops
+def _quoted_names(model_class: type[models.Model], alias: str) -> tuple[str, tuple[str, ...]]:
+    """The table and `written_fields` columns of ``model_class``, quoted for the database of
+    ``alias``: the same for every row, quoted once."""
+    ops = connections[alias].ops
     return ops.quote_name(model_class._meta.db_table), tuple(
         ops.quote_name(field.column) for field in written_fields(model_class)
     )
