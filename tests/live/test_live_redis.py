@@ -22,8 +22,7 @@ def online(frame: dict) -> set[str]:
 
 @pytest.mark.postgres
 async def test_two_server_processes_serve_one_feed(private_redis, start_servers, table, feeds):
-    # INFO: a failure shows what each server's hub and sockets did (the logs, below).
-    one, two = start_servers("one", "two", redis_url=private_redis.url, env={"LOG_LEVEL": "INFO"})
+    one, two = start_servers("one", "two", redis_url=private_redis.url)
     start = await in_db(head_of, table.id)
     gm = await feeds.open(one.url(table.id), table.tokens["gm"])
     boris = await feeds.open(one.url(table.id), table.tokens["boris"])
