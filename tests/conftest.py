@@ -3,6 +3,8 @@ services, and tests marked `postgres` or `redis` fail (never skip) when those ar
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -20,6 +22,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # Throttle counters per test process: a Redis cache would be shared by the xdist workers,
     # whose users have the same ids in their own databases. Servers the tests start use Redis.
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # Channel groups and presence are by campaign id, which each worker's database gives out
+    # anew: on a shared Redis each worker's (this process's and its browser server's, from
+    # tests/browser/server_settings.py) are apart, or one worker's pages hear another's rolls.
+    layer = settings.CHANNEL_LAYERS["default"]
+    if layer["BACKEND"].startswith("channels_redis"):
+        layer["CONFIG"]["prefix"] = f"test-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
 
 
 @pytest.fixture(autouse=True)
