@@ -101,16 +101,20 @@ def _shape(campaign: Campaign, task: str, call: bool = False) -> Shape:
     return Shape(period, free_botches, task_key(task) if retried else "", call)
 
 
-def _table_sql(campaign_from: str, shape: Shape, character_is: str = "%s") -> str:
-    """The `Table` columns, joined on the campaign row ``cc`` that ``campaign_from`` names, with
-    the rule state ``shape`` asks for and the character whose id is ``character_is``.
-    Parameters: the task key (when the shape has one), those of ``campaign_from``, the
-    character (when ``character_is`` is one), the campaign."""
-    return _table_sql_of(connection.vendor, campaign_from, shape, character_is)
+def _table_sql(
+    campaign_from: str, shape: Shape, character_is: str = "%s", leading: str = ""
+) -> str:
+    """The `Table` columns (after ``leading`` ones, e.g. the campaign's), joined on the campaign
+    row ``cc`` that ``campaign_from`` names, with the rule state ``shape`` asks for and the
+    character whose id is ``character_is``. Parameters: the task key (when the shape has one),
+    those of ``campaign_from``, the character (when ``character_is`` is one), the campaign."""
+    return _table_sql_of(connection.vendor, campaign_from, shape, character_is, leading)
 
 
 @cache  # one text per database (the rule state's subqueries are written per database) and shape
-def _table_sql_of(vendor: str, campaign_from: str, shape: Shape, character_is: str) -> str:
+def _table_sql_of(
+    vendor: str, campaign_from: str, shape: Shape, character_is: str, leading: str
+) -> str:
     period = shape.period
     taken = (
         "NULL" if period is None else dramatic_failures_taken_sql("cc.id", f"{period}.id", "c.id")
@@ -124,7 +128,7 @@ def _table_sql_of(vendor: str, campaign_from: str, shape: Shape, character_is: s
             f"LEFT JOIN {CheckCall._meta.db_table} cl ON cl.campaign_id = cc.id AND cl.id = %s "
         )
     return (
-        f"SELECT {columns(Session, 's')}, sec.seed, "
+        f"SELECT {leading}{columns(Session, 's')}, sec.seed, "
         # The session's last check, at the end of the (campaign, seq) index: its key's index
         # plus one. Counting the session's checks grew with the session (8 ms of the database's
         # time under the lock at 10,000); max() finds the end of the index even where the
@@ -229,8 +233,9 @@ def lock_table(
     call_id = _call_id(call)
     n = width(Campaign)
     shape = _shape(read_before, task, call_id is not None)
-    sql = _table_sql(f"FROM {Campaign._meta.db_table} cc", shape)
-    sql = sql.replace("SELECT ", f"SELECT {columns(Campaign, 'cc')}, ", 1)
+    sql = _table_sql(
+        f"FROM {Campaign._meta.db_table} cc", shape, leading=f"{columns(Campaign, 'cc')}, "
+    )
     params = _table_params(shape, param, read_before.pk, _uuid_param(call_id))
     row = fetchone_locked(read_before.pk, sql, params)
     if row is None:
@@ -274,11 +279,7 @@ def lock_followed_check(read_before: Campaign, seq: int) -> tuple[Campaign, Chec
         f"LEFT JOIN {events} fe ON fe.id = fk.event_id",
         shape,
         character_is="fk.character_id",
-    )
-    sql = sql.replace(
-        "SELECT ",
-        f"SELECT {columns(Campaign, 'cc')}, {columns(Check, 'fk')}, {columns(Event, 'fe')}, ",
-        1,
+        leading=f"{columns(Campaign, 'cc')}, {columns(Check, 'fk')}, {columns(Event, 'fe')}, ",
     )
     in_range = 0 <= seq <= MAX_INT  # a seq no check can have is not sent to the database
     row = fetchone_locked(read_before.pk, sql, (seq if in_range else -1, read_before.pk))
