@@ -176,7 +176,11 @@ class IdempotentRequest(models.Model):
     transaction (a committed roll always has its key); not part of the event log, and deleted
     once older than IDEMPOTENCY_KEY_HOURS."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the unique (user, campaign_id, key) serves the lookups by user, and
+    # each index is written by every keyed write (#17).
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     campaign_id = models.BigIntegerField(default=0)  # 0: a write about no one campaign (join)
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)  # what was asked: the same key asks the same

@@ -40,8 +40,10 @@ class EventQuerySet(models.QuerySet):
 class Event(models.Model):
     """One entry of a campaign's stream. Append through `eventlog.stream.append_event`."""
 
+    # No index of its own: the unique (campaign, seq) serves every lookup by campaign, and each
+    # index is written by every append (#17).
     campaign = models.ForeignKey(
-        "campaign.Campaign", on_delete=models.PROTECT, related_name="events"
+        "campaign.Campaign", on_delete=models.PROTECT, related_name="events", db_index=False
     )
     seq = models.PositiveBigIntegerField()
     type = models.CharField(max_length=64)
@@ -51,6 +53,7 @@ class Event(models.Model):
         null=True,
         on_delete=models.DO_NOTHING,
         db_constraint=False,
+        db_index=False,  # nothing looks events up by actor; every append would write it
         related_name="+",
     )
     created_at = models.DateTimeField()
