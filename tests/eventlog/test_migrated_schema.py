@@ -1,0 +1,104 @@
+"""The schema `migrate` leaves behind, on a database of its own: the suite's fixture installs the
+append-only triggers around every test (tests/conftest.py), so only a fresh migration shows
+whether the migrations themselves keep them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Migrates, writes a campaign's first events, then tries to change them on the raw connection.
+PROBE = """
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import DatabaseError, connection, transaction
+from campaign import services
+
+call_command("migrate", verbosity=0)
+gm = get_user_model().objects.create_user("gm", password="gm-password")
+services.create_campaign(name="Table", system="cofd", created_by=gm)
+for statement in ("UPDATE campaign_event SET type = 'forged'", "DELETE FROM campaign_event"):
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(statement)
+        print("allowed")
+    except DatabaseError:
+        print("refused")
+with connection.cursor() as cursor:
+    for table in ("campaign_event", "campaign_idempotentrequest"):
+        indexes = connection.introspection.get_constraints(cursor, table).values()
+        print(sorted(",".join(i["columns"]) for i in indexes if i["index"] and not i["unique"]))
+"""
+
+
+def _migrate_and_probe(database_url: str, tmp_path: Path) -> list[str]:
+    env = {**os.environ, "DATABASE_URL": database_url, "VAR_DIR": str(tmp_path)}
+    env.pop("REDIS_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout.splitlines()
+
+
+def _fresh_postgres(tmp_path: Path):
+    """A database of this test's own on the suite's PostgreSQL server, dropped afterwards."""
+    url = os.environ["DATABASE_URL"]  # the marker made sure it is PostgreSQL's
+    name = f"migrated_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+    admin = urlunsplit(urlsplit(url)._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        connection.execute(f"CREATE DATABASE {name}")
+    return admin, name, urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+EVENT_INDEXES = str(
+    sorted(
+        f"campaign_id,{column},seq"
+        for column in ("type", "session_id", "chapter_id", "character_id")
+    )
+)
+
+
+def _check(update: str, delete: str, event_indexes: str, key_indexes: str) -> None:
+    assert (update, delete) == ("refused", "refused")
+    assert event_indexes == EVENT_INDEXES
+    assert key_indexes == "['created_at']"
+
+
+def test_a_freshly_migrated_sqlite_log_refuses_changes_and_keeps_only_the_indexes_it_reads(
+    tmp_path,
+):
+    """An AlterField of the event's payload (campaign 0005) had rebuilt SQLite's table and
+    dropped its triggers: a database migrated from scratch, the embedded default `make run`
+    makes, let events be edited and deleted. Indexes: the single-column ones on the campaign and
+    the actor were written by every append and served nothing the unique (campaign, seq) does
+    not; the idempotency key's user index, nothing its unique (user, campaign, key) does not."""
+    _check(*_migrate_and_probe(f"sqlite:///{tmp_path / 'fresh.sqlite3'}", tmp_path))
+
+
+@pytest.mark.postgres
+def test_a_freshly_migrated_postgres_log_refuses_changes_and_keeps_only_the_indexes_it_reads(
+    tmp_path,
+):
+    admin, name, url = _fresh_postgres(tmp_path)
+    try:
+        _check(*_migrate_and_probe(url, tmp_path))
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
