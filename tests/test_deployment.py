@@ -21,6 +21,7 @@ import yaml
 
 from config.proxies import forwarded_for
 from config.websocket import UVICORN_WS
+from tests.fresh_process import python_output
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -326,13 +327,7 @@ def test_a_wsgi_process_publishes_the_live_feed_from_an_event_loop_of_its_own(tm
 def _probe(code: str, tmp_path: Path) -> list[str]:
     """What ``code`` prints, run in a fresh interpreter on a database of its own (a server
     process's start, seen from inside)."""
-    env = {**os.environ, "VAR_DIR": str(tmp_path), "DATABASE_URL": f"sqlite:///{tmp_path}/db"}
-    env.pop("REDIS_URL", None)
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout.split()
+    return python_output(code, tmp_path).split()
 
 
 @pytest.mark.parametrize("entry", ["config.wsgi", "config.asgi"])

@@ -19,7 +19,9 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.SeparateDatabaseAndState(
-            database_operations=[drop_single_column_indexes("campaign_event", ("campaign_id", "actor_id"))],
+            database_operations=[
+                drop_single_column_indexes("campaign_event", ("campaign_id", "actor_id"))
+            ],
             state_operations=[
                 migrations.AlterField(
                     model_name="event",

@@ -5,15 +5,13 @@ whether the migrations themselves keep them."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fresh_process import python_output
 
 # Migrates, writes a campaign's first events, then tries to change them on the raw connection.
 PROBE = """
@@ -42,18 +40,7 @@ with connection.cursor() as cursor:
 
 
 def _migrate_and_probe(database_url: str, tmp_path: Path) -> list[str]:
-    env = {**os.environ, "DATABASE_URL": database_url, "VAR_DIR": str(tmp_path)}
-    env.pop("REDIS_URL", None)
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout.splitlines()
+    return python_output(PROBE, tmp_path, database_url, timeout=300).splitlines()
 
 
 def _fresh_postgres(tmp_path: Path):
