@@ -8,13 +8,15 @@ psycopg on one connection, lock the campaign's head (SELECT … FOR UPDATE), INS
 check's payload, UPDATE the head, COMMIT. The view floor is the same statements in a plain Django
 view behind the project's whole middleware stack, requested the same way as a check: the issue's
 "Django view + raw psycopg", the baseline the check's ratios (and `make bench`'s table) are
-given against. A check is the project's whole request path, run in-process through Django's
-WSGI handler (`django.test.Client`: middleware, token authentication, DRF, the service, the
-recorder, the answer and the live broadcast rendered after commit), with an Idempotency-Key and
-a client seed as the pages send them, server dice, on the production settings (the connection
-pool of DB_POOL_MAX_SIZE, prepared statements) — only the write throttle is lifted and the
-channel layer is in memory (REDIS_URL unset). No HTTP server is in the loop: bench/api.py
-measures that.
+given against. A check is the project's whole request path, run in-process through the
+production WSGI application as gunicorn calls it (`config.wsgi`: middleware, token
+authentication, DRF, the service, the recorder, the answer, the pooled connection handed back
+when the request ends, and the live broadcast rendered and sent after commit by the process's
+publishing loop), with an Idempotency-Key and a client seed as the pages send them, server
+dice, on the production settings (the connection pool of DB_POOL_MAX_SIZE, prepared
+statements) — only the write throttle is lifted and the channel layer is in memory (REDIS_URL
+unset). No HTTP server is in the loop: bench/api.py measures that. Both floors' views are
+requested the same way.
 
 Each side runs in its own processes (never this one): first one writer alone (CPU per check:
 the process's CPU time over the checks it made; statements per check, counted by Django up to
@@ -39,6 +41,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -193,16 +196,15 @@ def _check_runner(
 ):
     _django()
     from django.db import connection, transaction
-    from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    client = Client(HTTP_AUTHORIZATION=f"Token {setup['token']}")
+    post = _wsgi_post({"HTTP_AUTHORIZATION": f"Token {setup['token']}"})
     tables = setup["spread"] if setup.get("rotate") else [[setup["campaign"], None]]
     targets = itertools.cycle(
         [
             (
                 f"/api/campaigns/{campaign}/checks/",
-                json.dumps({**setup["body"], **({"character": who} if who else {})}),
+                json.dumps({**setup["body"], **({"character": who} if who else {})}).encode(),
             )
             for campaign, who in random.sample(tables, len(tables))
         ]
@@ -234,19 +236,59 @@ def _check_runner(
             statements.append(next(i for i, sql in enumerate(sqls) if sql == "COMMIT") + 1)
         else:
             answer = _post()
-        if answer.status_code != 201:
-            raise SystemExit(f"check answered {answer.status_code}: {answer.content[:300]!r}")
+        status, content = answer
+        if status != 201:
+            raise SystemExit(f"check answered {status}: {content[:300]!r}")
 
-    def _post():
+    def _post() -> tuple[int, bytes]:
         url, body = next(targets)
-        return client.post(
-            url,
-            body,
-            content_type="application/json",
-            HTTP_IDEMPOTENCY_KEY=f"{prefix}{next(key)}",
-        )
+        return post(url, body, {"HTTP_IDEMPOTENCY_KEY": f"{prefix}{next(key)}"})
 
     return one
+
+
+def _wsgi_post(headers: dict[str, str]) -> Callable[[str, bytes, dict[str, str]], tuple]:
+    """POST a JSON body to the production WSGI application (`config.wsgi`: its live feed's
+    publishing loop, its settled heap) as gunicorn calls it: one environ, start_response, the
+    body joined and closed. Closing ends the request (Django's request_finished), which hands
+    the pooled connection back, as it does after every request served. (`django.test.Client`
+    keeps the connection across requests instead, and its per-request signal connections left
+    three `weakref.finalize` objects behind per request, which the cyclic collector walked.)"""
+    import io
+
+    from config.wsgi import application
+
+    def post(path: str, body: bytes, extra: dict[str, str]) -> tuple[int, bytes]:
+        environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": path,
+            "QUERY_STRING": "",
+            "SERVER_NAME": "testserver",
+            "SERVER_PORT": "80",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_HOST": "testserver",
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(body)),
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.input": io.BytesIO(body),
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            **headers,
+            **extra,
+        }
+        started: list[str] = []
+        result = application(environ, lambda status, _headers, _exc=None: started.append(status))
+        try:
+            content = b"".join(result)
+        finally:
+            result.close()
+        return int(started[0].split(" ", 1)[0]), content
+
+    return post
 
 
 def _floor_runner(setup: dict, holds: list, backends: set):
@@ -276,7 +318,6 @@ def _view_floor_runner(setup: dict, holds: list, backends: set):
     from django.conf import settings
     from django.db import connection
     from django.http import HttpResponse
-    from django.test import Client
     from django.urls import clear_url_caches, path
     from django.views.decorators.csrf import csrf_exempt
 
@@ -300,13 +341,13 @@ def _view_floor_runner(setup: dict, holds: list, backends: set):
     sys.modules[urls.__name__] = urls
     settings.ROOT_URLCONF = urls.__name__
     clear_url_caches()
-    client = Client()
-    body = json.dumps(setup["body"])
+    post = _wsgi_post({})
+    body = json.dumps(setup["body"]).encode()
 
     def one() -> None:
-        answer = client.post(f"/floor/{next(campaigns)}/", body, content_type="application/json")
-        if answer.status_code != 201:
-            raise SystemExit(f"floor view answered {answer.status_code}")
+        status, _ = post(f"/floor/{next(campaigns)}/", body, {})
+        if status != 201:
+            raise SystemExit(f"floor view answered {status}")
 
     return one
 
