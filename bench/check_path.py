@@ -18,7 +18,8 @@ statements) — only the write throttle is lifted and the channel layer is in me
 unset). No HTTP server is in the loop: bench/api.py measures that. Both floors' views are
 requested the same way.
 
-Each side runs in its own processes (never this one): first one writer alone (CPU per check:
+Each side runs in its own processes (never this one), the three sides of each phase back to
+back (a figure and its baselines seconds apart): first one writer alone (CPU per check:
 the process's CPU time over the checks it made; statements per check, counted by Django up to
 the COMMIT), then `--writers` writers at once on one campaign (checks/s, and the lock hold: from
 the moment the lock statement returns to the end of COMMIT, p50 and p99), then the same writers
@@ -495,18 +496,45 @@ def main() -> int:
     try:
         env = _env(url)
         setup = _run(env, "--prepare")
-        figures = {}
-        for mode in ("floor", "viewfloor", "check"):
-            alone = phase(env, setup, mode, 1, duration, statements=False)
-            counted = phase(env, setup, mode, 1, min(duration, 2.0), statements=mode == "check")
-            crowd = phase(env, setup, mode, args.writers, duration, statements=False)
-            spread = phase(env, setup, f"{mode}-spread", args.writers, duration, statements=False)
-            # Half that rate, paced: the latency a table feels when the server is not saturated.
-            interval = 2 * args.writers / spread["per_s"]
-            half = phase(env, setup, f"{mode}-spread", args.writers, duration, False, interval)
-            # All writers at once on one campaign, every BURST_INTERVAL seconds.
-            burst = phase(env, setup, f"{mode}-burst", args.writers, duration, False, BURST_EVERY)
-            figures[mode] = (alone, counted, crowd, spread, half, burst)
+        modes = ("floor", "viewfloor", "check")
+        runs: dict[str, list[dict]] = {mode: [] for mode in modes}
+
+        def each_mode(step) -> None:
+            # Each phase for the three sides back to back, so that a figure and its baselines
+            # are taken seconds apart, not minutes: this machine's speed drifts by a third
+            # from one minute to the next.
+            for mode in modes:
+                runs[mode].append(step(mode))
+
+        each_mode(lambda mode: phase(env, setup, mode, 1, duration, statements=False))
+        each_mode(
+            lambda mode: phase(env, setup, mode, 1, min(duration, 2.0), statements=mode == "check")
+        )
+        each_mode(lambda mode: phase(env, setup, mode, args.writers, duration, statements=False))
+        each_mode(
+            lambda mode: phase(
+                env, setup, f"{mode}-spread", args.writers, duration, statements=False
+            )
+        )
+        # Half that rate, paced: the latency a table feels when the server is not saturated.
+        each_mode(
+            lambda mode: phase(
+                env,
+                setup,
+                f"{mode}-spread",
+                args.writers,
+                duration,
+                False,
+                2 * args.writers / runs[mode][3]["per_s"],
+            )
+        )
+        # All writers at once on one campaign, every BURST_EVERY seconds.
+        each_mode(
+            lambda mode: phase(
+                env, setup, f"{mode}-burst", args.writers, duration, False, BURST_EVERY
+            )
+        )
+        figures = {mode: tuple(runs[mode]) for mode in modes}
     finally:
         admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
 
