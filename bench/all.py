@@ -28,6 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+from summary import cpu_counters  # noqa: E402
 
 
 def databases(database_url: str) -> list[str]:
@@ -98,6 +99,7 @@ def main() -> int:
         "python": platform.python_version(),
         "databases": databases(args.database_url if pg else ""),
         "command": command,
+        "cpu": cpu_counters(),  # where the first figure's steal is counted from
     }
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as summary:
         summary.write(json.dumps({"run": run_info}) + "\n")

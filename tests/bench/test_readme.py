@@ -22,25 +22,30 @@ def _readme_module():
 readme = _readme_module()
 
 
-def test_the_table_has_every_figure_beside_its_baseline_ratio_and_load():
+def test_the_table_has_every_figure_beside_its_baseline_ratio_load_and_steal():
     run, rows = readme.read(SAMPLE)
     block = readme.render(run, rows)
     lines = block.splitlines()
     assert (
         "Generated from `DATABASE_URL=postgres://… make bench` run on 2026-12-01 02:10 UTC on "
         "python-svc (2 CPUs, Python 3.11.7); databases: SQLite 3.40.1, PostgreSQL 15.20; "
-        "load average 2.1 to 7.9 while the figures were taken" in block
+        "load average 2.1 to 7.9 while the figures were taken (each row's own below); the "
+        "hypervisor took 8% of the machine's CPU time over the run (steal; each row's since the "
+        "row before)." in block
     )
     assert "Failed in that run (no figures): bench/feed.py." in lines
     table = [line for line in lines if line.startswith("| ")]
-    assert table[0] == "| benchmark | figure | unit | in-run baseline | ratio | load | note |"
+    assert table[0] == (
+        "| benchmark | figure | unit | in-run baseline | ratio | load | steal | note |"
+    )
     assert table[1:] == [
         "| log: rebuild_projections, 1,000,000 events of mixed play, PostgreSQL | 14,568 "
-        "| events/s | 15,798 | 0.92 | 3.4 | baseline: reading the rows (target ≥ 20,000/s, "
+        "| events/s | 15,798 | 0.92 | 3.4 | 5% | baseline: reading the rows (target ≥ 20,000/s, "
         "ratio ≥ 0.5) |",
         "| check path: SQL statements per check (incl. BEGIN/COMMIT) | 10.0 | statements "
-        "| 5.00 | 2.00 | 2.1 | baseline: the floor |",
-        "| api: p99 at half that rate, PostgreSQL, 2 workers | 88.2 | ms | — | — | 7.9 "
+        "| 5.00 | 2.00 | 2.1 | — | baseline: the floor |",  # a row without the counters
+        # Its steal is counted from the last row that had the counters: 200 of 2,000 ticks.
+        "| api: p99 at half that rate, PostgreSQL, 2 workers | 88.2 | ms | — | — | 7.9 | 10% "
         "| target 50 ms |",
     ]
 
@@ -71,3 +76,19 @@ def test_the_readme_has_the_markers_in_its_performance_section():
     performance = text.index("\n## Performance\n")
     following = text.find("\n## ", performance + 1)
     assert performance < text.index(readme.BEGIN) < text.index(readme.END) < following
+
+
+def test_each_recorded_figure_carries_the_machines_cpu_counters(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("bench_summary", ROOT / "bench" / "summary.py")
+    summary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summary)
+    path = tmp_path / "summary.jsonl"
+    monkeypatch.setenv("BENCH_SUMMARY", str(path))
+    summary.record("a: first", 1.0, "ms", 2.0)
+    sum(range(2_000_000))  # some CPU time between the two
+    summary.record("a: second", 1.0, "ms", 2.0)
+    _, rows = readme.read(path)
+    first, second = (row["cpu"] for row in rows)
+    assert all(isinstance(value, int) for value in first + second)
+    assert 0 <= first[0] <= first[1] < second[1] and first[0] <= second[0]
+    assert readme.stolen_shares({}, rows)[1] == (second[0] - first[0]) / (second[1] - first[1])
