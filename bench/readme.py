@@ -104,13 +104,18 @@ def render(run: dict[str, Any], rows: list[dict[str, Any]]) -> str:
 
 def stolen_shares(run: dict[str, Any], rows: list[dict[str, Any]]) -> list[float | None]:
     """Each figure's share of the machine's CPU time that the hypervisor took (steal) since
-    the figure before it (the first: since the run began): which figures were taken on a
-    machine whose other guests ran instead of it. None where the counters were not recorded."""
+    the figure before it (the first: since the run began; figures a script records at once
+    share their stretch): which figures were taken on a machine whose other guests ran instead
+    of it. None where the counters were not recorded."""
     before = run.get("cpu")
-    shares = []
+    shares: list[float | None] = []
     for row in rows:
-        shares.append(_share(before, row.get("cpu")))
-        before = row.get("cpu") or before
+        after = row.get("cpu")
+        if shares and after and before and after[1] == before[1]:
+            shares.append(shares[-1])  # recorded with the row before: the same stretch of time
+        else:
+            shares.append(_share(before, after))
+        before = after or before
     return shares
 
 
