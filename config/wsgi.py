@@ -8,7 +8,9 @@ through a thread hand-off (bench/serving.py measures both stacks).
 Two things uvicorn did for the ASGI app are done here:
 - a committed event is rendered and sent to the channel layer by a publishing loop in a thread of
   this process (rolls/live/broadcast.py's `serving`), so a request neither renders the broadcast
-  nor opens the layer's connections on a fresh event loop each time;
+  nor opens the layer's connections on a fresh event loop each time; the loop renders an event
+  itself when that needs no query (almost always: a check this process wrote), else on its
+  thread pool;
 - behind the proxy, the client's address comes from X-Forwarded-For when the peer is trusted
   (FORWARDED_ALLOW_IPS, as uvicorn's --forwarded-allow-ips; config/proxies.py).
 """
@@ -45,7 +47,10 @@ def start_publishing_loop() -> asyncio.AbstractEventLoop:
     loop = asyncio.new_event_loop()
     threading.Thread(target=loop.run_forever, name="live-publish", daemon=True).start()
     # `serving` binds the live feed's publisher to the loop that runs the wrapped application.
-    asyncio.run_coroutine_threadsafe(serving(_no_request)({}, None, None), loop).result(10)
+    # The loop serves no socket, so an event whose rendering needs no query is rendered on it
+    # (unless Django was told to allow queries there: they would run on the loop's thread).
+    publisher = serving(_no_request, render_on_loop=not os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE"))
+    asyncio.run_coroutine_threadsafe(publisher({}, None, None), loop).result(10)
     return loop
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -12,6 +14,7 @@ from channels.layers import get_channel_layer
 from django.db import connection
 
 from rolls.checks import services
+from rolls.live import broadcast
 from rolls.live.broadcast import group_all
 from tests.live.conftest import WAIT
 
@@ -62,3 +65,59 @@ def test_a_commit_in_a_plain_thread_is_published(table):
         campaign=table.campaign, actor=table.users["alice"], request=table.roll("alice")
     )
     assert _received(layer, channel)["seq"] == check.seq
+
+
+def test_a_wsgi_publishing_loop_renders_on_its_own_thread_unless_the_render_queries(
+    table, monkeypatch
+):
+    """config/wsgi.py's loop serves no socket: a check this process wrote is rendered on the
+    loop's own thread (the thread pool's round trip cost more CPU than the render); a render that
+    queries (the roster, read once per change) is refused there by Django before it queries, and
+    runs on the thread pool. Both are published, in order."""
+    rendered_on: list[str] = []
+    sent: list[int] = []
+    render, send = broadcast.texts_to_each, broadcast._send
+
+    def texts_to_each(*args, **kwargs):
+        texts = render(*args, **kwargs)  # raises where it would query on the loop's thread
+        rendered_on.append(threading.current_thread().name)
+        return texts
+
+    async def recorded_send(pairs):
+        await send(pairs)
+        sent.append(pairs[0][1]["seq"])
+
+    monkeypatch.setattr(broadcast, "texts_to_each", texts_to_each)
+    monkeypatch.setattr(broadcast, "_send", recorded_send)
+    monkeypatch.setattr(broadcast._Publisher, "loop", None)  # restored after: no loop again
+    monkeypatch.setattr(broadcast._Publisher, "renders_on_loop", False)
+
+    async def no_request(scope, receive, send) -> None:
+        return None
+
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(group_all(table.id), channel)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="live-publish", daemon=True)
+    thread.start()
+    try:
+        bound = broadcast.serving(no_request, render_on_loop=True)({}, None, None)
+        asyncio.run_coroutine_threadsafe(bound, loop).result(WAIT)
+        broadcast.forget()  # the roster kept while the table was made: read again, once
+        checks = [
+            services.check_roll(
+                campaign=table.campaign, actor=table.users["alice"], request=table.roll("alice")
+            )
+            for _ in range(2)
+        ]
+        deadline = time.monotonic() + WAIT
+        while len(sent) < 2 and time.monotonic() < deadline:  # received once it is in the layer
+            time.sleep(0.01)
+        assert sent == [check.seq for check in checks]
+        assert [_received(layer, channel)["seq"] for _ in checks] == sent
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(WAIT)
+    assert rendered_on[0] != "live-publish"  # the first read the roster: on the thread pool
+    assert rendered_on[1:] == ["live-publish"]
