@@ -17,10 +17,7 @@ Two things uvicorn did for the ASGI app are done here:
 
 from __future__ import annotations
 
-import asyncio
 import os
-import threading
-from typing import Any
 
 from django.core.wsgi import get_wsgi_application
 
@@ -30,30 +27,13 @@ django_application = get_wsgi_application()
 from config.proxies import forwarded_for  # noqa: E402
 from config.sharing import warn_if_sqlite_is_shared  # noqa: E402
 from config.startup import settle  # noqa: E402
-from rolls.live.broadcast import serving  # noqa: E402
+from rolls.live.broadcast import start_publishing_loop  # noqa: E402
 
 warn_if_sqlite_is_shared()
 
 
-async def _no_request(scope: Any, receive: Any, send: Any) -> None:
-    return None
-
-
-def start_publishing_loop() -> asyncio.AbstractEventLoop:
-    """An event loop in a daemon thread that publishes this process's committed events.
-
-    Started after gunicorn forks (config/gunicorn.py keeps preload_app off): a loop started
-    before the fork would look alive in the children and never run."""
-    loop = asyncio.new_event_loop()
-    threading.Thread(target=loop.run_forever, name="live-publish", daemon=True).start()
-    # `serving` binds the live feed's publisher to the loop that runs the wrapped application.
-    # The loop serves no socket, so an event whose rendering needs no query is rendered on it
-    # (unless Django was told to allow queries there: they would run on the loop's thread).
-    publisher = serving(_no_request, render_on_loop=not os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE"))
-    asyncio.run_coroutine_threadsafe(publisher({}, None, None), loop).result(10)
-    return loop
-
-
+# After gunicorn forks (config/gunicorn.py keeps preload_app off): a loop started before the
+# fork would look alive in the children and never run.
 start_publishing_loop()
 application = forwarded_for(django_application)
 settle()

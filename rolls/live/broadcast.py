@@ -297,6 +297,23 @@ def serving(
     return app
 
 
+async def _no_request(scope: Any, receive: Any, send: Any) -> None:
+    return None
+
+
+def start_publishing_loop() -> asyncio.AbstractEventLoop:
+    """An event loop in a daemon thread that publishes this process's committed events, for a
+    process whose own loop serves no socket (config/wsgi.py). It renders an event itself when
+    that needs no query, unless Django was told to allow queries on a loop's thread
+    (DJANGO_ALLOW_ASYNC_UNSAFE): they would then run there, not on the thread pool."""
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="live-publish", daemon=True).start()
+    render_on_loop = not os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    publisher = serving(_no_request, render_on_loop=render_on_loop)
+    asyncio.run_coroutine_threadsafe(publisher({}, None, None), loop).result(10)
+    return loop
+
+
 def database_threads() -> int | None:
     """Threads of the serving loop's thread pool, where the sockets' database calls, the sign-in
     and this publisher's rendering run (`thread_sensitive=False`), each holding at most one

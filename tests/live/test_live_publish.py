@@ -4,6 +4,7 @@ channel layer, also from a thread that runs an event loop of its own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -67,13 +68,16 @@ def test_a_commit_in_a_plain_thread_is_published(table):
     assert _received(layer, channel)["seq"] == check.seq
 
 
+@pytest.mark.parametrize("queries_allowed_on_loops", [False, True])
 def test_a_wsgi_publishing_loop_renders_on_its_own_thread_unless_the_render_queries(
-    table, monkeypatch
+    table, monkeypatch, queries_allowed_on_loops
 ):
     """config/wsgi.py's loop serves no socket: a check this process wrote is rendered on the
     loop's own thread (the thread pool's round trip cost more CPU than the render); a render that
     queries (the roster, read once per change) is refused there by Django before it queries, and
-    runs on the thread pool. Both are published, in order."""
+    runs on the thread pool. Both are published, in order. Where Django is told to allow queries
+    on a loop's thread (DJANGO_ALLOW_ASYNC_UNSAFE) nothing would refuse them there: every render
+    goes to the thread pool."""
     rendered_on: list[str] = []
     sent: list[int] = []
     render, send = broadcast.texts_to_each, broadcast._send
@@ -91,19 +95,16 @@ def test_a_wsgi_publishing_loop_renders_on_its_own_thread_unless_the_render_quer
     monkeypatch.setattr(broadcast, "_send", recorded_send)
     monkeypatch.setattr(broadcast._Publisher, "loop", None)  # restored after: no loop again
     monkeypatch.setattr(broadcast._Publisher, "renders_on_loop", False)
-
-    async def no_request(scope, receive, send) -> None:
-        return None
+    if queries_allowed_on_loops:
+        monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    else:
+        monkeypatch.delenv("DJANGO_ALLOW_ASYNC_UNSAFE", raising=False)
 
     layer = get_channel_layer()
     channel = async_to_sync(layer.new_channel)()
     async_to_sync(layer.group_add)(group_all(table.id), channel)
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="live-publish", daemon=True)
-    thread.start()
+    loop = broadcast.start_publishing_loop()  # as config/wsgi.py starts it
     try:
-        bound = broadcast.serving(no_request, render_on_loop=True)({}, None, None)
-        asyncio.run_coroutine_threadsafe(bound, loop).result(WAIT)
         broadcast.forget()  # the roster kept while the table was made: read again, once
         checks = [
             services.check_roll(
@@ -117,7 +118,14 @@ def test_a_wsgi_publishing_loop_renders_on_its_own_thread_unless_the_render_quer
         assert sent == [check.seq for check in checks]
         assert [_received(layer, channel)["seq"] for _ in checks] == sent
     finally:
+        asyncio.run_coroutine_threadsafe(_stopped(broadcast._Publisher.task), loop).result(WAIT)
         loop.call_soon_threadsafe(loop.stop)
-        thread.join(WAIT)
-    assert rendered_on[0] != "live-publish"  # the first read the roster: on the thread pool
-    assert rendered_on[1:] == ["live-publish"]
+    on_loop = [name == "live-publish" for name in rendered_on]
+    # The first read the roster: on the thread pool; the second, on the loop where it may.
+    assert on_loop == [False, not queries_allowed_on_loops]
+
+
+async def _stopped(task: asyncio.Task) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
