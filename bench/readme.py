@@ -58,7 +58,8 @@ def render(run: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     loads = [row["load"] for row in rows if row.get("load") is not None]
     spread = f"{min(loads):.1f} to {max(loads):.1f}" if loads else "not recorded"
     steals = stolen_shares(run, rows)
-    overall = _share(run.get("cpu"), rows[-1].get("cpu") if rows else None)
+    last = next((row["cpu"] for row in reversed(rows) if row.get("cpu")), None)
+    overall = _share(run.get("cpu"), last)
     stolen = (
         ""
         if overall is None
