@@ -18,17 +18,16 @@ statements) — only the write throttle is lifted and the channel layer is in me
 unset). No HTTP server is in the loop: bench/api.py measures that. Both floors' views are
 requested the same way.
 
-Each side runs in its own processes (never this one), the three sides of each phase back to
-back (a figure and its baselines seconds apart): first one writer alone (CPU per check:
-the process's CPU time over the checks it made; statements per check, counted by Django up to
-the COMMIT), then `--writers` writers at once on one campaign (checks/s, and the lock hold: from
-the moment the lock statement returns to the end of COMMIT, p50 and p99), then the same writers
-over 50 campaigns (checks/s), then paced at half that rate (latency p50 and p99: a server that
-is not saturated), then bursts: every writer at the same moment on one campaign, four times a
-second (latency p99). Printed: each figure beside both floors and the ratios, with the load
-average (the machine is shared: read the ratios). PostgreSQL's own CPU per check is read from
-/proc for the server processes each writer's statements ran in (the database is on this
-machine).
+Each side runs in its own processes (never this one), started together once every one has warmed,
+the three sides of each phase back to back (a figure and its baselines seconds apart): first one
+writer alone (CPU per check: the process's CPU time over the checks it made; statements per check,
+counted by Django up to the COMMIT), then `--writers` writers at once on one campaign (checks/s,
+and the lock hold: from the moment the lock statement returns to the end of COMMIT, p50 and p99),
+then the same writers over 50 campaigns (checks/s), then paced at half that rate (latency p50 and
+p99: a server that is not saturated), then bursts: every writer at the same moment on one campaign,
+four times a second (latency p99). Printed: each figure beside both floors and the ratios, with the
+load average (the machine is shared: read the ratios). PostgreSQL's own CPU per check is read from
+/proc for the server processes each writer's statements ran in (the database is on this machine).
 """
 
 from __future__ import annotations
@@ -127,13 +126,15 @@ def worker(
     mode: str,
     setup: dict,
     duration: float,
-    start_at: float,
     count_statements: bool,
     interval: float = 0.0,
 ):
     """Run checks (or floor appends) until `duration` has passed, back to back or one every
     ``interval`` seconds; ``mode`` ends in "-spread" to rotate over the 50 campaigns, or in
-    "-burst" for writers that start each interval together (a burst on one campaign)."""
+    "-burst" for writers that start each interval together (a burst on one campaign).
+
+    Warmed, it prints "ready" and waits for the phase's start time on stdin (`phase` sends it
+    once every writer is ready)."""
     mode, _, variant = mode.partition("-")
     if variant == "spread":
         setup = {**setup, "rotate": True}
@@ -149,6 +150,7 @@ def worker(
         run = _check_runner(setup, holds, statements, count_statements, backends)
     run()  # warm: imports, first-use reads, prepared statements
     holds.clear(), statements.clear()
+    start_at = wait_for_start()
     while time.time() < start_at:
         time.sleep(0.001)
     pg0 = {pid: _cpu_of(pid) for pid in backends}
@@ -180,6 +182,30 @@ def worker(
             }
         )
     )
+
+
+def wait_for_start() -> float:
+    """A worker's side of `start_together`: say it is ready, and return the start time sent."""
+    print("ready", flush=True)
+    return float(sys.stdin.readline())
+
+
+def start_together(processes: list[subprocess.Popen], label: str) -> None:
+    """Send every worker one start time, just ahead, once each has said it is ready (imported
+    Django, warmed). With a start fixed in advance (4 s, before), 8 check writers on this
+    machine were ready 2-4 s after it: the first measured beside others still importing, and
+    paced and burst writers began behind their schedule and fired back to back to catch up,
+    which inflated both latency p99s (half-rate 63 ms against 26-38 once started together)."""
+    for process in processes:
+        if process.stdout.readline().strip() != "ready":
+            _, err = process.communicate(timeout=60)
+            for other in processes:  # the others would wait for a start forever
+                other.kill()
+            raise SystemExit(f"{label} worker failed before it was ready:\n{err[-3000:]}")
+    start_at = f"{time.time() + 0.2}\n"
+    for process in processes:
+        process.stdin.write(start_at)
+        process.stdin.flush()
 
 
 def _cpu_of(pid: int) -> float:
@@ -420,7 +446,6 @@ def _run(env: dict, *args: str, timeout: float = 600) -> dict:
 def phase(
     env, setup, mode: str, writers: int, duration: float, statements: bool, interval: float = 0.0
 ) -> dict:
-    start_at = time.time() + 4.0  # every writer started, imported and warmed
     processes = [
         subprocess.Popen(
             [
@@ -430,18 +455,19 @@ def phase(
                 mode,
                 json.dumps(setup),
                 str(duration),
-                str(start_at),
                 "1" if statements else "0",
                 str(interval),
             ],
             env=env,
             cwd=ROOT,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
         for _ in range(writers)
     ]
+    start_together(processes, mode)
     results = []
     for process in processes:
         out, err = process.communicate(timeout=duration + 120)
@@ -588,14 +614,7 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--prepare":
         prepare()
     elif len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        mode, setup, duration, start_at, statements, interval = sys.argv[2:8]
-        worker(
-            mode,
-            json.loads(setup),
-            float(duration),
-            float(start_at),
-            statements == "1",
-            float(interval),
-        )
+        mode, setup, duration, statements, interval = sys.argv[2:7]
+        worker(mode, json.loads(setup), float(duration), statements == "1", float(interval))
     else:
         sys.exit(main())
