@@ -3,27 +3,24 @@ started on a clock fixed in advance measured beside others still importing Djang
 
 from __future__ import annotations
 
-import importlib.util
+import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("bench_check_path", ROOT / "bench" / "check_path.py")
-check_path = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(check_path)
+from tests.bench import BENCH, bench_module
+
+check_path = bench_module("check_path")
 
 # A writer: warms for ``argv[1]`` seconds, then waits for the start and prints when it was.
 WRITER = f"""
-import importlib.util, sys, time
-spec = importlib.util.spec_from_file_location("cp", {str(ROOT / "bench" / "check_path.py")!r})
-cp = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(cp)
+import sys, time
+sys.path.insert(0, {str(BENCH)!r})
+import check_path
 time.sleep(float(sys.argv[1]))
 ready = time.time()
-print(ready, cp.wait_for_start(), flush=True)
+print(ready, check_path.wait_for_start(), flush=True)
 """
 
 
@@ -53,6 +50,7 @@ def test_a_writer_that_fails_before_it_is_ready_stops_the_phase_with_its_error()
         check_path.start_together(writers, "test")
     assert "test worker failed before it was ready" in str(refused.value)
     assert "no database here" in str(refused.value)  # its own error, from its stderr
+    # The writer that was ready is not left waiting for a start that will never come.
+    assert writers[0].wait(timeout=10) == -signal.SIGKILL
     for writer in writers:
-        writer.kill()
         writer.communicate()

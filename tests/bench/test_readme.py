@@ -3,23 +3,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from tests.bench import bench_module
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = Path(__file__).with_name("summary_sample.jsonl")
 
 
-def _readme_module():
-    spec = importlib.util.spec_from_file_location("bench_readme", ROOT / "bench" / "readme.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-readme = _readme_module()
+readme = bench_module("readme")
 
 
 def test_the_table_has_every_figure_beside_its_baseline_ratio_load_and_steal():
@@ -82,9 +76,7 @@ def test_the_readme_has_the_markers_in_its_performance_section():
 
 
 def test_each_recorded_figure_carries_the_machines_cpu_counters(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("bench_summary", ROOT / "bench" / "summary.py")
-    summary = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(summary)
+    summary = bench_module("summary")
     path = tmp_path / "summary.jsonl"
     monkeypatch.setenv("BENCH_SUMMARY", str(path))
     summary.record("a: first", 1.0, "ms", 2.0)
