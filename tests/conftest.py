@@ -3,8 +3,6 @@ services, and tests marked `postgres` or `redis` fail (never skip) when those ar
 
 from __future__ import annotations
 
-import os
-
 import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -14,6 +12,7 @@ from django.utils import translation
 
 from campaign import services
 from eventlog import append_only
+from tests.workers import key_prefix
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -27,7 +26,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # tests/browser/server_settings.py) are apart, or one worker's pages hear another's rolls.
     layer = settings.CHANNEL_LAYERS["default"]
     if layer["BACKEND"].startswith("channels_redis"):
-        layer["CONFIG"]["prefix"] = f"test-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}"
+        layer["CONFIG"]["prefix"] = key_prefix()
 
 
 @pytest.fixture(autouse=True)
