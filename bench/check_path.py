@@ -40,6 +40,7 @@ import random
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -190,6 +191,25 @@ def wait_for_start() -> float:
     return float(sys.stdin.readline())
 
 
+def spawn(args: list[str], **popen: object) -> subprocess.Popen:
+    """A phase's worker, its stdin and stdout pipes for `start_together` and its result, its
+    stderr a file of its own: a pipe nobody reads until the worker ends would hold 64 KiB, and a
+    worker that warned more than that would block in the middle of the measure."""
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (as long as the worker: errors_of)
+    process = subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True, **popen
+    )
+    process.errors = errors  # type: ignore[attr-defined]  # read by `errors_of`
+    return process
+
+
+def errors_of(process: subprocess.Popen, timeout: float = 60) -> str:
+    """What a `spawn`ed worker wrote to stderr, once it has ended."""
+    process.wait(timeout=timeout)
+    process.errors.seek(0)
+    return process.errors.read()
+
+
 def start_together(processes: list[subprocess.Popen], label: str) -> None:
     """Send every worker one start time, just ahead, once each has said it is ready (imported
     Django, warmed). With a start fixed in advance (4 s, before), 8 check writers on this
@@ -198,9 +218,10 @@ def start_together(processes: list[subprocess.Popen], label: str) -> None:
     which inflated both latency p99s (half-rate 63 ms against 26-38 once started together)."""
     for process in processes:
         if process.stdout.readline().strip() != "ready":
-            _, err = process.communicate(timeout=60)
             for other in processes:  # the others would wait for a start forever
-                other.kill()
+                if other is not process:
+                    other.kill()
+            err = errors_of(process)
             raise SystemExit(f"{label} worker failed before it was ready:\n{err[-3000:]}")
     start_at = f"{time.time() + 0.2}\n"
     for process in processes:
@@ -447,7 +468,7 @@ def phase(
     env, setup, mode: str, writers: int, duration: float, statements: bool, interval: float = 0.0
 ) -> dict:
     processes = [
-        subprocess.Popen(
+        spawn(
             [
                 sys.executable,
                 __file__,
@@ -460,20 +481,17 @@ def phase(
             ],
             env=env,
             cwd=ROOT,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
         )
         for _ in range(writers)
     ]
     start_together(processes, mode)
     results = []
     for process in processes:
-        out, err = process.communicate(timeout=duration + 120)
+        out, _ = process.communicate(timeout=duration + 120)
         if process.returncode != 0:
-            raise SystemExit(f"{mode} worker failed:\n{err[-3000:]}")
+            raise SystemExit(f"{mode} worker failed:\n{errors_of(process)[-3000:]}")
         results.append(json.loads(out.strip().splitlines()[-1]))
+        process.errors.close()
     done = sum(r["done"] for r in results)
     wall = max(r["wall"] for r in results)
     holds = sorted(h for r in results for h in r["holds"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -25,13 +26,7 @@ print(ready, check_path.wait_for_start(), flush=True)
 
 
 def _writer(*args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return check_path.spawn([sys.executable, "-c", *args])
 
 
 def test_every_writer_is_given_one_start_after_the_slowest_is_ready():
@@ -54,3 +49,22 @@ def test_a_writer_that_fails_before_it_is_ready_stops_the_phase_with_its_error()
     assert writers[0].wait(timeout=10) == -signal.SIGKILL
     for writer in writers:
         writer.communicate()
+
+
+def test_a_writer_that_warns_more_than_a_pipe_holds_is_not_blocked():
+    # 200 KB on stderr before it is ready, more before its result: a pipe read only at the end
+    # (64 KiB) blocked such a writer in the middle of its measure.
+    noisy = _writer(
+        "import sys; sys.stderr.write('w' * 200_000); sys.stderr.flush();"
+        f" sys.path.insert(0, {str(BENCH)!r}); import check_path;"
+        " start = check_path.wait_for_start(); sys.stderr.write('x' * 200_000); print(start)"
+    )
+    starting = threading.Thread(target=check_path.start_together, args=([noisy], "test"))
+    starting.start()
+    starting.join(timeout=30)
+    if starting.is_alive():
+        noisy.kill()
+        pytest.fail("the writer blocked on its stderr before it could say it was ready")
+    out, _ = noisy.communicate(timeout=30)
+    assert noisy.returncode == 0 and float(out)
+    assert len(check_path.errors_of(noisy)) == 400_000  # kept, for the failure message
