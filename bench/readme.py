@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,15 +108,19 @@ def stolen_shares(run: dict[str, Any], rows: list[dict[str, Any]]) -> list[float
     """Each figure's share of the machine's CPU time that the hypervisor took (steal) since
     the figure before it (the first: since the run began; figures a script records at once
     share their stretch): which figures were taken on a machine whose other guests ran instead
-    of it. None where the counters were not recorded."""
+    of it. None where the counters were not recorded.
+
+    A figure recorded less than a second of the machine's time after the one before was
+    recorded with it: one tick between them, and a steal tick in it, is not "100 %"."""
+    shortest = os.sysconf("SC_CLK_TCK") * (run.get("cpus") or 1)  # ticks: a second of it
     before = run.get("cpu")
     shares: list[float | None] = []
     for row in rows:
         after = row.get("cpu")
-        if shares and after and before and after[1] == before[1]:
+        if shares and after and before and after[1] - before[1] < shortest:
             shares.append(shares[-1])  # recorded with the row before: the same stretch of time
-        else:
-            shares.append(_share(before, after))
+            continue  # and the next stretch is counted from the row before's counters
+        shares.append(_share(before, after))
         before = after or before
     return shares
 

@@ -86,4 +86,12 @@ def test_each_recorded_figure_carries_the_machines_cpu_counters(tmp_path, monkey
     first, second = (row["cpu"] for row in rows)
     assert all(isinstance(value, int) for value in first + second)
     assert 0 <= first[0] <= first[1] < second[1] and first[0] <= second[0]
-    assert readme.stolen_shares({}, rows)[1] == (second[0] - first[0]) / (second[1] - first[1])
+
+
+def test_a_figure_recorded_a_moment_after_the_one_before_has_its_steal():
+    # check_path.py records its 14 rows at once: a tick apart, one of them a steal tick, and the
+    # rows after the first read "100%" of steal, on a run whose steal was 2%.
+    run = {"cpus": 2, "cpu": [0, 0]}
+    rows = [{"cpu": [10, 1000]}, {"cpu": [11, 1001]}, {"cpu": [11, 1002]}, {"cpu": [60, 2000]}]
+    # The last: counted from the first row's counters (the two after it were recorded with it).
+    assert readme.stolen_shares(run, rows) == [0.01, 0.01, 0.01, 50 / 1000]
