@@ -5,7 +5,8 @@ campaigns' socket writes in one process, beside one campaign's.
 
 Memory: starts the real app under uvicorn (SQLite under var/bench/, in-memory channel layer) with
 a campaign and a token, opens N authenticated feed sockets to it and reads the server's resident
-memory before and after; then does the same against a bare `AsyncWebsocketConsumer` that accepts
+memory before and after (once a few sockets are connected: the first ones' one-off costs are not
+a socket's); then does the same against a bare `AsyncWebsocketConsumer` that accepts
 every socket and does nothing (the baseline: what Channels and uvicorn cost per socket anyway).
 
 Writes: one uvicorn process, two campaigns, WRITERS sockets on each sending rolls one after the
@@ -170,17 +171,28 @@ def start(
     raise RuntimeError(f"{app} did not start")
 
 
+WARM_SOCKETS = 20  # connected (and kept) before the first reading: see `measure`
+
+
 async def measure(
     process: subprocess.Popen, url: str, count: int, headers: dict[str, str]
 ) -> float:
+    """KiB of resident memory per socket: the growth while ``count`` more sockets connect,
+    once WARM_SOCKETS are connected. Reading it from the first socket counted what the first
+    connections cost once (imports, the database connection, the thread pool's arenas) and,
+    when the server's port answered before its application had loaded, some of the loading:
+    the bare consumer read 72-178 KiB a socket in three runs, 72 KiB in every later batch."""
     from websockets.asyncio.client import connect
 
-    await asyncio.sleep(1)
+    sockets = [
+        await connect(url, additional_headers=headers, max_size=None, open_timeout=60)
+        for _ in range(WARM_SOCKETS)
+    ]
+    await asyncio.sleep(2)  # let catch-up and presence settle
     before = rss_kib(process.pid)
-    sockets = []
     for _ in range(count):
         sockets.append(await connect(url, additional_headers=headers, max_size=None))
-    await asyncio.sleep(2)  # let catch-up and presence settle
+    await asyncio.sleep(2)
     after = rss_kib(process.pid)
     for ws in sockets:
         await ws.close()
