@@ -210,6 +210,16 @@ def errors_of(process: subprocess.Popen, timeout: float = 60) -> str:
     return process.errors.read()
 
 
+def reap(process: subprocess.Popen) -> None:
+    """Stop a `spawn`ed worker if it still runs, wait for it, and close its stderr's file."""
+    if process.poll() is None:
+        process.kill()
+    process.wait(timeout=60)
+    for stream in (process.stdin, process.stdout, process.errors):
+        if stream is not None:
+            stream.close()
+
+
 def start_together(processes: list[subprocess.Popen], label: str) -> None:
     """Send every worker one start time, just ahead, once each has said it is ready (imported
     Django, warmed). With a start fixed in advance (4 s, before), 8 check writers on this
@@ -220,8 +230,16 @@ def start_together(processes: list[subprocess.Popen], label: str) -> None:
         if process.stdout.readline().strip() != "ready":
             for other in processes:  # the others would wait for a start forever
                 if other is not process:
-                    other.kill()
+                    reap(other)
+            # It may have printed something else and gone on to wait for its start: no start
+            # comes (its stdin ends), and one that still runs after that is stopped.
+            process.stdin.close()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
             err = errors_of(process)
+            reap(process)
             raise SystemExit(f"{label} worker failed before it was ready:\n{err[-3000:]}")
     start_at = f"{time.time() + 0.2}\n"
     for process in processes:
@@ -489,9 +507,12 @@ def phase(
     for process in processes:
         out, _ = process.communicate(timeout=duration + 120)
         if process.returncode != 0:
-            raise SystemExit(f"{mode} worker failed:\n{errors_of(process)[-3000:]}")
+            err = errors_of(process)
+            for other in processes:
+                reap(other)
+            raise SystemExit(f"{mode} worker failed:\n{err[-3000:]}")
         results.append(json.loads(out.strip().splitlines()[-1]))
-        process.errors.close()
+        reap(process)
     done = sum(r["done"] for r in results)
     wall = max(r["wall"] for r in results)
     holds = sorted(h for r in results for h in r["holds"])

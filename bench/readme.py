@@ -106,22 +106,27 @@ def render(run: dict[str, Any], rows: list[dict[str, Any]]) -> str:
 
 def stolen_shares(run: dict[str, Any], rows: list[dict[str, Any]]) -> list[float | None]:
     """Each figure's share of the machine's CPU time that the hypervisor took (steal) since
-    the figure before it (the first: since the run began; figures a script records at once
-    share their stretch): which figures were taken on a machine whose other guests ran instead
-    of it. None where the counters were not recorded.
+    the figure before it that had the counters (the first: since the run began), which tells
+    the figures taken while other guests ran instead of this one. None where the counters were
+    not recorded.
 
-    A figure recorded less than a second of the machine's time after the one before was
-    recorded with it: one tick between them, and a steal tick in it, is not "100 %"."""
+    A figure recorded less than a second of the machine's time after the figure that began its
+    stretch gets that stretch's share: a script records its figures at once, a tick apart, and
+    one steal tick in one tick is not "100 %" (so does a figure of the next script that soon:
+    a second is too short a stretch to say more of)."""
     shortest = os.sysconf("SC_CLK_TCK") * (run.get("cpus") or 1)  # ticks: a second of it
     before = run.get("cpu")
+    share: float | None = None  # the share of the stretch that ended at `before`
     shares: list[float | None] = []
     for row in rows:
         after = row.get("cpu")
         if shares and after and before and after[1] - before[1] < shortest:
-            shares.append(shares[-1])  # recorded with the row before: the same stretch of time
-            continue  # and the next stretch is counted from the row before's counters
-        shares.append(_share(before, after))
-        before = after or before
+            shares.append(share)
+            continue
+        current = _share(before, after)
+        shares.append(current)
+        if after:
+            share, before = current, after
     return shares
 
 

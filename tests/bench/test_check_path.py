@@ -25,12 +25,27 @@ print(ready, check_path.wait_for_start(), flush=True)
 """
 
 
-def _writer(*args: str) -> subprocess.Popen:
-    return check_path.spawn([sys.executable, "-c", *args])
+@pytest.fixture
+def spawned():
+    """Writers started by a test, each reaped (and its stderr's file closed) after it."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for process in started:
+        check_path.reap(process)
 
 
-def test_every_writer_is_given_one_start_after_the_slowest_is_ready():
-    writers = [_writer(WRITER, str(warm)) for warm in (0.0, 1.0, 0.3)]
+@pytest.fixture
+def writer(spawned):
+    def start(*args: str) -> subprocess.Popen:
+        process = check_path.spawn([sys.executable, "-c", *args])
+        spawned.append(process)
+        return process
+
+    return start
+
+
+def test_every_writer_is_given_one_start_after_the_slowest_is_ready(writer):
+    writers = [writer(WRITER, str(warm)) for warm in (0.0, 1.0, 0.3)]
     check_path.start_together(writers, "test")
     lines = [writer.communicate(timeout=30)[0].split() for writer in writers]
     readies = [float(ready) for ready, _ in lines]
@@ -39,22 +54,42 @@ def test_every_writer_is_given_one_start_after_the_slowest_is_ready():
     assert starts.pop() > max(readies), "the phase started before the slowest writer was ready"
 
 
-def test_a_writer_that_fails_before_it_is_ready_stops_the_phase_with_its_error():
-    writers = [_writer(WRITER, "0"), _writer("raise SystemExit('no database here')")]
+def test_a_writer_that_fails_before_it_is_ready_stops_the_phase_with_its_error(writer):
+    writers = [writer(WRITER, "0"), writer("raise SystemExit('no database here')")]
     with pytest.raises(SystemExit) as refused:
         check_path.start_together(writers, "test")
     assert "test worker failed before it was ready" in str(refused.value)
     assert "no database here" in str(refused.value)  # its own error, from its stderr
     # The writer that was ready is not left waiting for a start that will never come.
     assert writers[0].wait(timeout=10) == -signal.SIGKILL
-    for writer in writers:
-        writer.communicate()
 
 
-def test_a_writer_that_warns_more_than_a_pipe_holds_is_not_blocked():
+def test_a_writer_that_prints_something_else_than_ready_stops_the_phase_promptly(writer):
+    # It goes on to wait for a start that never comes: the phase must not wait for it forever.
+    stray = writer(
+        f"import sys; sys.path.insert(0, {str(BENCH)!r}); import check_path;"
+        " print('hello', flush=True); sys.stderr.write('my own words'); sys.stderr.flush();"
+        " check_path.wait_for_start()"
+    )
+    refusals: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            check_path.start_together([stray], "test")
+        except SystemExit as refusal:
+            refusals.append(refusal)
+
+    starting = threading.Thread(target=start)
+    starting.start()
+    starting.join(timeout=30)
+    assert not starting.is_alive(), "the phase waited for a writer that never said ready"
+    assert refusals and "my own words" in str(refusals[0])  # its own stderr, in the message
+
+
+def test_a_writer_that_warns_more_than_a_pipe_holds_is_not_blocked(writer):
     # 200 KB on stderr before it is ready, more before its result: a pipe read only at the end
     # (64 KiB) blocked such a writer in the middle of its measure.
-    noisy = _writer(
+    noisy = writer(
         "import sys; sys.stderr.write('w' * 200_000); sys.stderr.flush();"
         f" sys.path.insert(0, {str(BENCH)!r}); import check_path;"
         " start = check_path.wait_for_start(); sys.stderr.write('x' * 200_000); print(start)"

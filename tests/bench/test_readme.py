@@ -95,3 +95,9 @@ def test_a_figure_recorded_a_moment_after_the_one_before_has_its_steal():
     rows = [{"cpu": [10, 1000]}, {"cpu": [11, 1001]}, {"cpu": [11, 1002]}, {"cpu": [60, 2000]}]
     # The last: counted from the first row's counters (the two after it were recorded with it).
     assert readme.stolen_shares(run, rows) == [0.01, 0.01, 0.01, 50 / 1000]
+
+
+def test_a_row_without_counters_does_not_take_the_steal_from_the_rows_after_it():
+    run = {"cpus": 2, "cpu": [0, 0]}
+    rows = [{"cpu": [10, 1000]}, {}, {"cpu": [11, 1001]}]
+    assert readme.stolen_shares(run, rows) == [0.01, None, 0.01]
