@@ -193,31 +193,34 @@ def wait_for_start() -> float:
 
 def spawn(args: list[str], **popen: object) -> subprocess.Popen:
     """A phase's worker, its stdin and stdout pipes for `start_together` and its result, its
-    stderr a file of its own: a pipe nobody reads until the worker ends would hold 64 KiB, and a
-    worker that warned more than that would block in the middle of the measure."""
-    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (as long as the worker: errors_of)
+    stderr a file of its own (`reap` reads it): a pipe nobody reads until the worker ends would
+    hold 64 KiB, and a worker that warned more than that would block in the middle of the
+    measure."""
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (as long as the worker: reap)
     process = subprocess.Popen(
         args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, text=True, **popen
     )
-    process.errors = errors  # type: ignore[attr-defined]  # read by `errors_of`
+    process.errors = errors  # type: ignore[attr-defined]
     return process
 
 
-def errors_of(process: subprocess.Popen, timeout: float = 60) -> str:
-    """What a `spawn`ed worker wrote to stderr, once it has ended."""
-    process.wait(timeout=timeout)
-    process.errors.seek(0)
-    return process.errors.read()
-
-
-def reap(process: subprocess.Popen) -> None:
-    """Stop a `spawn`ed worker if it still runs, wait for it, and close its stderr's file."""
-    if process.poll() is None:
+def reap(process: subprocess.Popen, grace: float = 0.0) -> str:
+    """End a `spawn`ed worker and return what it wrote to stderr: its stdin is closed (a worker
+    waiting for its start gets none), it is given ``grace`` seconds, then killed if it still
+    runs; its pipes and its stderr's file are closed. Again on a reaped worker: ""."""
+    if process.errors.closed:
+        return ""
+    process.stdin.close()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
         process.kill()
-    process.wait(timeout=60)
-    for stream in (process.stdin, process.stdout, process.errors):
-        if stream is not None:
-            stream.close()
+        process.wait(timeout=60)
+    process.stdout.close()
+    process.errors.seek(0)
+    text = process.errors.read()
+    process.errors.close()
+    return text
 
 
 def start_together(processes: list[subprocess.Popen], label: str) -> None:
@@ -231,15 +234,8 @@ def start_together(processes: list[subprocess.Popen], label: str) -> None:
             for other in processes:  # the others would wait for a start forever
                 if other is not process:
                     reap(other)
-            # It may have printed something else and gone on to wait for its start: no start
-            # comes (its stdin ends), and one that still runs after that is stopped.
-            process.stdin.close()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            err = errors_of(process)
-            reap(process)
+            # It may have printed something else and gone on to wait for its start.
+            err = reap(process, grace=10)
             raise SystemExit(f"{label} worker failed before it was ready:\n{err[-3000:]}")
     start_at = f"{time.time() + 0.2}\n"
     for process in processes:
@@ -506,13 +502,12 @@ def phase(
     results = []
     for process in processes:
         out, _ = process.communicate(timeout=duration + 120)
+        err = reap(process)
         if process.returncode != 0:
-            err = errors_of(process)
             for other in processes:
                 reap(other)
             raise SystemExit(f"{mode} worker failed:\n{err[-3000:]}")
         results.append(json.loads(out.strip().splitlines()[-1]))
-        reap(process)
     done = sum(r["done"] for r in results)
     wall = max(r["wall"] for r in results)
     holds = sorted(h for r in results for h in r["holds"])

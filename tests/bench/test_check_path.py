@@ -7,12 +7,20 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 
 import pytest
 
 from tests.bench import BENCH, bench_module
 
 check_path = bench_module("check_path")
+
+# A worker's pipes and stderr's file are closed however a phase ends (`check_path.reap`): one
+# left open is a ResourceWarning when it is collected, which pytest reports as unraisable.
+pytestmark = [
+    pytest.mark.filterwarnings("error::ResourceWarning"),
+    pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning"),
+]
 
 # A writer: warms for ``argv[1]`` seconds, then waits for the start and prints when it was.
 WRITER = f"""
@@ -27,7 +35,7 @@ print(ready, check_path.wait_for_start(), flush=True)
 
 @pytest.fixture
 def spawned():
-    """Writers started by a test, each reaped (and its stderr's file closed) after it."""
+    """Writers started by a test, each reaped after it (stopped, its files closed)."""
     started: list[subprocess.Popen] = []
     yield started
     for process in started:
@@ -71,19 +79,9 @@ def test_a_writer_that_prints_something_else_than_ready_stops_the_phase_promptly
         " print('hello', flush=True); sys.stderr.write('my own words'); sys.stderr.flush();"
         " check_path.wait_for_start()"
     )
-    refusals: list[BaseException] = []
-
-    def start() -> None:
-        try:
-            check_path.start_together([stray], "test")
-        except SystemExit as refusal:
-            refusals.append(refusal)
-
-    starting = threading.Thread(target=start)
-    starting.start()
-    starting.join(timeout=30)
-    assert not starting.is_alive(), "the phase waited for a writer that never said ready"
-    assert refusals and "my own words" in str(refusals[0])  # its own stderr, in the message
+    refusal = _within(30, lambda: check_path.start_together([stray], "test"))
+    assert isinstance(refusal, SystemExit)
+    assert "my own words" in str(refusal)  # its own stderr, in the message
 
 
 def test_a_writer_that_warns_more_than_a_pipe_holds_is_not_blocked(writer):
@@ -94,12 +92,27 @@ def test_a_writer_that_warns_more_than_a_pipe_holds_is_not_blocked(writer):
         f" sys.path.insert(0, {str(BENCH)!r}); import check_path;"
         " start = check_path.wait_for_start(); sys.stderr.write('x' * 200_000); print(start)"
     )
-    starting = threading.Thread(target=check_path.start_together, args=([noisy], "test"))
-    starting.start()
-    starting.join(timeout=30)
-    if starting.is_alive():
-        noisy.kill()
-        pytest.fail("the writer blocked on its stderr before it could say it was ready")
+    assert _within(30, lambda: check_path.start_together([noisy], "test")) is None
     out, _ = noisy.communicate(timeout=30)
     assert noisy.returncode == 0 and float(out)
-    assert len(check_path.errors_of(noisy)) == 400_000  # kept, for the failure message
+    assert len(check_path.reap(noisy)) == 400_000  # kept, for the failure message
+
+
+def _within(seconds: float, work: Callable[[], object]) -> BaseException | None:
+    """What ``work`` raised (None if it returned), failing the test if it still runs after
+    ``seconds`` (the writers the test started are reaped after it, which lets it end)."""
+    outcome: list[BaseException | None] = []
+
+    def run() -> None:
+        try:
+            work()
+            outcome.append(None)
+        except BaseException as raised:  # SystemExit is the answer looked for
+            outcome.append(raised)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout=seconds)
+    if thread.is_alive():
+        pytest.fail(f"still waiting after {seconds} s (a writer blocked, or was waited for)")
+    return outcome[0]
