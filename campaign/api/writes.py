@@ -42,8 +42,10 @@ class WriteView(APIView):
         self._scope = None
         response = super().dispatch(request, *args, **kwargs)
         if self._scope is not None:  # not replayed, not refused before the handler ran
-            # Rendered here, once: the answer kept for the key is the text sent.
-            text = response.render().content.decode() if 200 <= response.status_code < 300 else None
+            # Rendered here, once: the answer kept for the key is the text sent. A 204 sends no
+            # text, which is no JSON: it is kept as its body, null (and replayed as no text).
+            sent = response.render().content if 200 <= response.status_code < 300 else b""
+            text = sent.decode() or None
             answer = idempotency.Answer(response.status_code, response.data, text)
             idempotency.record(self._scope, answer)
         return response

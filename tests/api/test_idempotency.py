@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from campaign import services
 from campaign.models import IdempotentRequest
 from eventlog.models import Event
 from rolls.models import Check
@@ -217,3 +218,55 @@ def test_a_retried_favourite_is_saved_once(world):
     assert first.status_code == again.status_code == 201, first.json()
     assert again.json() == first.json()
     assert len(world.client("alice").get(world.url(tail)).json()) == 1
+
+
+def _no_content_writes(w) -> list[tuple[str, str, str]]:
+    """(who, method, path) of every campaign write the API answers with 204, each set up to
+    succeed (a webhook is the GM's configuration, not an event of play)."""
+    from rolls.checks import calls
+    from webhooks.services import create_webhook
+
+    gm = w.users["gm"]
+    hero = w.characters["alice"]
+    favourite = services.add_favourite(
+        campaign=w.campaign,
+        actor=w.users["alice"],
+        character=hero,
+        name="Look",
+        text=" + ".join(TRAITS[w.system]),
+    )
+    call = calls.call_for_check(
+        campaign=w.campaign,
+        actor=gm,
+        character_ids=[str(hero.pk)],
+        request={"traits": TRAITS[w.system]},
+    )
+    hook = create_webhook(campaign=w.campaign, actor=gm, url="https://93.184.215.14/hook")
+    w.roll("gm", faces=[2, 3, 4, 5, 2], task="the vault door", character=str(hero.pk))
+    return [
+        ("alice", "delete", f"characters/{hero.pk}/favourites/{favourite['id']}/"),
+        ("gm", "post", f"calls/{call.pk}/close/"),
+        ("gm", "delete", f"webhooks/{hook.pk}/"),
+        ("gm", "delete", f"members/{w.users['boris'].pk}/"),
+    ]
+
+
+def test_a_write_answered_without_a_body_keeps_its_key_and_replays(build_world):
+    """A 204 (the pages send a key with every write): kept as no body, replayed as 204, done
+    once. It was a 500 on both databases: the empty text sent is not JSON."""
+    w = build_world("storyteller", options={"manual_dice": True}, rolls=False)
+    writes = _no_content_writes(w)
+    reset = {"character": str(w.characters["alice"].pk), "task": "the vault door"}
+    for n, (who, method, tail) in enumerate([("gm", "post", "tasks/reset/"), *writes]):
+        body = reset if tail == "tasks/reset/" else None
+        send = getattr(w.client(who), method)
+        head = w.head()
+        first = send(w.url(tail), body, format="json", HTTP_IDEMPOTENCY_KEY=f"none-{n}")
+        assert first.status_code == 204, (tail, first.content)
+        assert first.content == b"" and "Idempotent-Replayed" not in first.headers
+        moved = w.head()
+        assert moved[0] == head[0] + (0 if tail.startswith("webhooks/") else 1), tail
+        again = send(w.url(tail), body, format="json", HTTP_IDEMPOTENCY_KEY=f"none-{n}")
+        assert again.status_code == 204, (tail, again.content)
+        assert again.content == b"" and again.headers["Idempotent-Replayed"] == "true"
+        assert w.head() == moved, tail  # not done twice
