@@ -94,7 +94,10 @@ def _character_created(event: Event) -> None:
 @projects(CHARACTER_CHANGED)
 def _character_changed(event: Event) -> None:
     data = event.payload
-    fields = {key: data[key] for key in ("name", "owner_id", "traits", "resources") if key in data}
+    fields = {key: data[key] for key in ("name", "owner_id", "traits") if key in data}
+    if "resources" in data:  # the ones the GM set (an older event holds all: the same merge)
+        current = Character.objects.values_list("resources", flat=True).get(pk=data["character_id"])
+        fields["resources"] = {**current, **data["resources"]}
     Character.objects.filter(pk=data["character_id"]).update(updated_seq=event.seq, **fields)
 
 

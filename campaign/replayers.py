@@ -97,9 +97,9 @@ def _character_changed(replay: Replay, event: Replayed) -> None:
     character = characters(replay).get(UUID(data["character_id"]))
     if character is not None:
         character["updated_seq"] = event.seq
-        character.update(
-            {key: data[key] for key in ("name", "owner_id", "traits", "resources") if key in data}
-        )
+        character.update({key: data[key] for key in ("name", "owner_id", "traits") if key in data})
+        if "resources" in data:  # the resources the GM set, merged (`_character_changed`)
+            character["resources"] = {**character["resources"], **data["resources"]}
 
 
 @replays(CHARACTER_FAVOURITE_ADDED)

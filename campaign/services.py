@@ -374,7 +374,21 @@ def change_character(
         _check_owner(campaign, owner_id)
         changes["owner_id"] = owner_id
     character = Character.objects.get(pk=character.pk)
-    changes = {key: value for key, value in changes.items() if getattr(character, key) != value}
+    if resources is not None:
+        # Only what the GM set, against the sheet as it stands under the lock (a roll may have
+        # spent Willpower since the form was read): the event is public, and the rest of the
+        # sheet holds what hidden rolls did (a Beat, Fortune spent), which the sheets show only
+        # to those who may see those rolls. The projectors merge it into the resources.
+        changes["resources"] = {
+            name: changes["resources"][name]
+            for name in resources
+            if character.resources.get(name) != changes["resources"][name]
+        }
+    changes = {
+        key: value
+        for key, value in changes.items()
+        if (value != {} if key == "resources" else getattr(character, key) != value)
+    }
     if changes:
         payload: dict[str, Any] = {"character_id": str(character.pk), **changes}
         if "traits" in changes:

@@ -62,7 +62,8 @@ PAYLOADS: dict[str, Payload] = {
     MEMBER_LEFT: Payload(("user_id",)),
     CHARACTER_CREATED: Payload(("character_id", "owner_id", "name", "traits", "resources")),
     # A trait change records what changed and whether a session was open (the GM's feed shows
-    # a player's mid-session edit).
+    # a player's mid-session edit). ``resources``: only those the GM set to a new value (merged
+    # into the sheet); the rest may hold what hidden rolls did, and this event is public.
     CHARACTER_CHANGED: Payload(
         ("character_id",),
         ("name", "traits", "resources", "owner_id", "diff", "during_session"),

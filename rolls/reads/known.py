@@ -65,6 +65,12 @@ def failed_attempts(
     failures = counter.values_list("failures", flat=True).first() or 0
     if _knows_all(viewer):
         return failures
+    return _known_failures(failures, attempts_since_reset(campaign, character_id, key), viewer)
+
+
+def attempts_since_reset(campaign: Campaign, character_id: UUID | str, key: str) -> list[Check]:
+    """The checks at the task ``key`` (a `task_key`) since its last reset, in seq order: what
+    its counter counted."""
     reset = (
         Event.objects.filter(
             campaign=campaign,
@@ -77,14 +83,13 @@ def failed_attempts(
         .first()
         or 0
     )
-    tried = [
+    return [
         check
         for check in Check.objects.filter(
             campaign=campaign, character_id=character_id, seq__gt=reset
         ).order_by("seq")
         if check.task and task_key(check.task) == key
     ]
-    return _known_failures(failures, tried, viewer)
 
 
 def _known_failures(failures: int, tried: list[Check], viewer: Membership) -> int:

@@ -169,6 +169,14 @@ function traitGroup(group, template, current) {
   return box;
 }
 
+// The resources a sheet form sends: all of them for a new character; for one being edited only
+// those whose value the form changed, so a Willpower a roll spent while it was open is not set
+// back (the server records only a change, and knows nothing of the form's staleness).
+export function changedResources(inputs, opened) {
+  const values = Object.entries(inputs).map(([key, input]) => [key, Number(input.value || 0)]);
+  return Object.fromEntries(opened ? values.filter(([key, value]) => value !== opened[key]) : values);
+}
+
 export function templateEditor(table, character, template, { onDone }) {
   const id = `se-${(uid += 1)}`;
   const creating = !character;
@@ -189,6 +197,7 @@ export function templateEditor(table, character, template, { onDone }) {
   );
   // Resources: the GM's at any time; a player's only when creating their character.
   const resources = {};
+  const opened = {}; // each resource as the form showed it
   const resourceRows = [];
   if (table.isGm || creating) {
     for (const res of template.resources || []) {
@@ -201,6 +210,7 @@ export function templateEditor(table, character, template, { onDone }) {
         "data-path": `resources.${res.key}`,
       });
       resources[res.key] = input;
+      opened[res.key] = Number(input.value || 0);
       resourceRows.push(h("div", { class: "field small" }, h("label", { for: input.id }, res.label || res.key), input, h("span", { class: "field-error", hidden: true })));
     }
   }
@@ -216,7 +226,8 @@ export function templateEditor(table, character, template, { onDone }) {
         for (const group of groups) traits[group.dataset.group] = group.collect();
         const body = { name: name.value.trim(), traits };
         if (owner) body.owner_id = owner.value ? Number(owner.value) : null;
-        if (Object.keys(resources).length) body.resources = Object.fromEntries(Object.entries(resources).map(([k, input]) => [k, Number(input.value || 0)]));
+        const resourcesSent = changedResources(resources, character ? opened : null);
+        if (Object.keys(resourcesSent).length) body.resources = resourcesSent;
         showErrors(form, summary, null);
         try {
           if (character) await table.api.patch(`characters/${character.id}/`, body);

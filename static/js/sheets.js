@@ -4,7 +4,7 @@ import { errorText } from "./api.js";
 import { clear, h, jsonScript, rebuildIfChanged } from "./dom.js";
 import { S, t } from "./i18n.js";
 import { ROLLABLE } from "./composer.js";
-import { templateEditor } from "./sheeteditor.js";
+import { changedResources, templateEditor } from "./sheeteditor.js";
 import { flag, flagLabel } from "./panels.js";
 
 // The system's sheet template, where the server sends one (then the editor is built from it).
@@ -145,12 +145,14 @@ export function characterEditor(table, character, { onDone }) {
     );
   }
   const resources = {};
+  const opened = {}; // each resource as the form showed it
   if (table.isGm) {
     const names = Object.keys((character || {}).resources || {});
     const defaults = { cofd: ["beats", "willpower"], storyteller: ["willpower"], age: ["fortune"] }[system] || [];
     for (const res of new Set([...defaults, ...names])) {
       const input = h("input", { id: `ce-${id}-res-${res}`, type: "number", min: 0, max: 999, value: ((character || {}).resources || {})[res] ?? 0 });
       resources[res] = input;
+      opened[res] = Number(input.value || 0);
       fields.push(h("div", { class: "field small" }, h("label", { for: input.id }, S.resources[res] || res), input));
     }
   }
@@ -166,9 +168,8 @@ export function characterEditor(table, character, { onDone }) {
         const body = { name: name.value.trim(), traits };
         if (table.isGm) {
           body.owner_id = owner.value ? Number(owner.value) : null;
-          if (Object.keys(resources).length) {
-            body.resources = Object.fromEntries(Object.entries(resources).map(([k, input]) => [k, Number(input.value || 0)]));
-          }
+          const resourcesSent = changedResources(resources, character ? opened : null);
+          if (Object.keys(resourcesSent).length) body.resources = resourcesSent;
         }
         try {
           if (character) await table.api.patch(`characters/${character.id}/`, body);

@@ -310,6 +310,41 @@ def test_the_sheet_editor_built_from_the_template(accounts, open_page):
     expect(sheet).to_contain_text("Boxing")
 
 
+def test_saving_a_sheet_keeps_the_willpower_a_roll_spent_while_it_was_open(
+    accounts, open_page, server
+):
+    """The GM opens Theo's sheet, Theo's player spends Willpower on a roll, the GM gives a Beat
+    and saves: the form sends only the Beats it changed, so the spend stands (it sent every
+    resource as it had shown them, and set the Willpower back)."""
+    campaign, characters = cofd_table(accounts)
+    theo = characters["boris"]
+    services.change_character(
+        campaign=campaign, actor=accounts["gm"], character=theo, resources={"willpower": 5}
+    )
+    gm = open_page("gm", f"/campaigns/{campaign.pk}/gm/")
+    live(gm)
+    gm.locator("#sheets .sheet", has_text="Theo").get_by_role("button", name="Edit").click()
+    editor = gm.locator("form.sheet-editor")
+    willpower = editor.locator('[data-path="resources.willpower"]')
+    expect(willpower).to_have_value("5")
+
+    token, _ = Token.objects.get_or_create(user=accounts["boris"])
+    spent = httpx.post(
+        f"{server.url}/api/campaigns/{campaign.pk}/checks/",
+        json={"character": str(theo.id), "traits": ["Wits"], "willpower": True},
+        headers={"Authorization": f"Token {token.key}"},
+        timeout=10,
+    )
+    assert spent.status_code == 201, spent.text
+    expect(willpower).to_have_value("5")  # the open form is not rebuilt under the GM's hands
+
+    editor.locator('[data-path="resources.beats"]').fill("2")
+    editor.get_by_role("button", name="Save").click()
+    expect(editor).to_have_count(0)
+    theo.refresh_from_db()
+    assert theo.resources == {"willpower": 4, "beats": 2}
+
+
 def test_the_feed_holds_a_window_and_shows_older_rolls_on_demand(accounts, open_page):
     campaign, characters = cofd_table(accounts)
     for n in range(56):
