@@ -14,6 +14,7 @@ the same tables:
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -73,8 +74,13 @@ _FAILED_OUTCOMES = {
 
 
 def task_key(name: str) -> str:
-    """One retry counter per task however its name is typed: case and spacing do not count."""
-    return " ".join(name.split()).casefold()
+    """One retry counter per task however its name is typed: case, spacing, width (fullwidth
+    letters) and invisible characters (a zero-width space, a word joiner) do not count, so a
+    name that looks the same on the GM's panel is the same task."""
+    visible = "".join(
+        c for c in unicodedata.normalize("NFKC", name) if unicodedata.category(c) != "Cf"
+    )
+    return " ".join(visible.split()).casefold()
 
 
 def failed_attempt(

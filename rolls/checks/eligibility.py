@@ -26,7 +26,7 @@ from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, cal
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene
 from eventlog.models import Visibility
 from rolls.models import Check
-from rolls.reads.known import dramatic_failures, known_checks, resources_for
+from rolls.reads.known import dramatic_failures, helper_seqs, known_checks, resources_for
 from rolls.reads.visibility import Facts, may_see, require_may_see
 from rolls.rules import option
 from rolls.systems import age, cofd, nice_damnit
@@ -69,6 +69,14 @@ class Offer:
 
 
 @dataclass
+class HelperUses:
+    """The checks another roll has used as a teamwork helper, read once for a reading of the
+    table and its copies (None: not read yet)."""
+
+    seqs: set[int] | None = None
+
+
+@dataclass
 class Now:
     """The table as a rule reads it: the truth (``knower`` None, for the services) or what one
     member may know (for the offers shown to them). Read once per presentation: the copies made
@@ -81,6 +89,7 @@ class Now:
     _characters: dict[UUID, Character | None] = field(default_factory=dict)
     _periods: dict[str, UUID | None] = field(default_factory=dict)  # "chapter" / "scene": open
     _dramatic_failures: dict[tuple[UUID, UUID], list[Facts]] = field(default_factory=dict)
+    _helpers: HelperUses = field(default_factory=HelperUses)
 
     def open_period(self, name: str) -> UUID | None:
         """The id of the open chapter or scene (``name``), None when none is open."""
@@ -104,6 +113,7 @@ class Now:
             _characters=self._characters,
             _periods=self._periods,
             _dramatic_failures=self._dramatic_failures,
+            _helpers=self._helpers,
         )
 
     def character(self, character_id: UUID) -> Character | None:
@@ -111,6 +121,17 @@ class Now:
             found = Character.objects.filter(pk=character_id).first()
             self._characters[character_id] = found
         return self._characters[character_id]
+
+    def used_as_helper(self, check: Check) -> bool:
+        """Whether another roll has used ``check`` as a teamwork helper: as read with the row
+        where its reader could (`used_as_helper`: a catch-up page's rows, a follow-up's locked
+        check, a roll just made), else the campaign's, once."""
+        read_with_row = getattr(check, "used_as_helper", None)
+        if read_with_row is not None:
+            return bool(read_with_row)
+        if self._helpers.seqs is None:
+            self._helpers.seqs = helper_seqs(self.campaign)
+        return check.seq in self._helpers.seqs
 
     def dramatic_failure_taken(self, period_id: UUID, character_id: UUID) -> bool:
         key = (period_id, character_id)
@@ -193,6 +214,14 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
         call_rules(cofd.intentional_dramatic_failure, result, prefix="check.")
     except InvalidInput as refusal:
         raise Conflict(refusal.field, refusal.lazy_message) from refusal
+    if now.used_as_helper(check):
+        # RULES 3.7: a helper's dramatic failure costs the primary 4 dice, which it has rolled.
+        raise Conflict(
+            "check",
+            gettext_lazy(
+                "this roll has helped another roll: it can no longer become a dramatic failure"
+            ),
+        )
     period_id = None
     if mode in ("per_chapter", "per_scene"):
         name = "chapter" if mode == "per_chapter" else "scene"
@@ -244,7 +273,12 @@ def _extra_nice(check: Check, viewer: Membership, now: Now) -> Offer:
     _for_roll(check, viewer, now, "nice_damnit")
     if not option(now.campaign.options, "nice_damnit", "extra_nice"):
         raise Conflict("check", gettext_lazy("extra Nice! chips are off in this campaign"))
-    result = check.data["rolls"][0]["result"]
+    roll = check.data["rolls"][0]
+    if not roll["check"].get("extra_nice_enabled", True):  # what the roll was made under
+        raise Conflict(
+            "check", gettext_lazy("this roll was made without extra Nice! (they were off then)")
+        )
+    result = roll["result"]
     if result["extra_nice"]:
         raise Conflict("check", gettext_lazy("extra Nice! have already been taken on this roll"))
     allowed = nice_damnit.extra_nice_allowed(result["total"])
@@ -300,7 +334,11 @@ def _extra_nice_closed(check: Check) -> bool:
     if roll is None:
         return True
     result = roll["result"]
-    return bool(result["extra_nice"]) or nice_damnit.extra_nice_allowed(result["total"]) == 0
+    return (
+        not roll["check"].get("extra_nice_enabled", True)
+        or bool(result["extra_nice"])
+        or nice_damnit.extra_nice_allowed(result["total"]) == 0
+    )
 
 
 def _reveal_closed(check: Check) -> bool:

@@ -293,8 +293,9 @@ def helper_checks(
     membership: Membership,
     character: Character | None,
 ) -> list[Check]:
-    """RULES 3.7 (#12, item 9): other characters' rolls of this session, each used once, that the
-    one naming them may see (the GM may name any), and never the primary's own."""
+    """RULES 3.7 (#12, item 9): other characters' rolls of this session, each used once and one
+    per helping character, that the one naming them may see (the GM may name any), and never the
+    primary's own."""
     seqs = data.get("helpers") or []
     if (
         not isinstance(seqs, list)
@@ -328,6 +329,9 @@ def helper_checks(
             raise InvalidInput(
                 "helpers", _("check #{seq} is a primary roll, not a helper").format(seq=helper.seq)
             )
+    named = [helper.character_id for helper in helpers if helper.character_id is not None]
+    if len(set(named)) != len(named):  # each helper rolls once (the GM's NPC rolls are many)
+        raise InvalidInput("helpers", _("name one roll per helping character"))
     if any(helper.used_as_helper for helper in helpers):
         raise Conflict("helpers", _("a helper roll has already been added to another roll"))
     return helpers

@@ -44,6 +44,7 @@ from rolls.reads.known import (
     failures_sql,
     free_botch_available,
     free_botch_users_sql,
+    used_as_helper_sql,
 )
 from rolls.reads.visibility import Facts
 from rolls.rules import RETRY_SYSTEMS, compare, option, task_key
@@ -279,7 +280,10 @@ def lock_followed_check(read_before: Campaign, seq: int) -> tuple[Campaign, Chec
         f"LEFT JOIN {events} fe ON fe.id = fk.event_id",
         shape,
         character_is="fk.character_id",
-        leading=f"{columns(Campaign, 'cc')}, {columns(Check, 'fk')}, {columns(Event, 'fe')}, ",
+        leading=(
+            f"{columns(Campaign, 'cc')}, {columns(Check, 'fk')}, {columns(Event, 'fe')}, "
+            f"{used_as_helper_sql('cc.id', 'fk.seq')}, "
+        ),
     )
     in_range = 0 <= seq <= MAX_INT  # a seq no check can have is not sent to the database
     row = fetchone_locked(read_before.pk, sql, (seq if in_range else -1, read_before.pk))
@@ -293,6 +297,8 @@ def lock_followed_check(read_before: Campaign, seq: int) -> tuple[Campaign, Chec
     at += width(Event)
     if check is not None:
         check.event = event
+        check.used_as_helper = bool(row[at])  # as `helper_checks` annotates it
+    at += 1
     if _shape(campaign, "") != shape:
         shape = replace(shape, period=None)  # the dramatic failures were read for other options
     return campaign, check, _table(row[at:], None, shape)
@@ -500,7 +506,12 @@ def multiple_actions(data, character, build, roller, state, free_botches) -> lis
     actions = data["actions"]
     if not isinstance(actions, list) or not 2 <= len(actions) <= MAX_ACTIONS:
         raise InvalidInput("actions", _("declare 2 to {n} actions").format(n=MAX_ACTIONS))
-    shared = {k: v for k, v in data.items() if k in ("difficulty", "stressful", "willpower")}
+    # What the declaration says of all its actions (the GM's not_escalating too: RULES 2.8).
+    shared = {
+        k: v
+        for k, v in data.items()
+        if k in ("difficulty", "stressful", "willpower", "not_escalating")
+    }
     specs, bases = [], []
     for index, action in enumerate(actions):
         if not isinstance(action, Mapping) or set(action) - (ROLL_KEYS | {"difficulty"}):

@@ -264,6 +264,7 @@ def _check_roll(
     # The row the projector just wrote, not read back; presenting it reads the table as it is.
     check = inserted(event, Check)
     check.campaign, check.event = campaign, event
+    check.used_as_helper = False  # just rolled: no roll has named it yet
     unchanged = not any(r.get("willpower_spent") or r.get("beats_awarded") for r in rolls)
     check.now = eligibility.Now(
         campaign,

@@ -7,7 +7,7 @@ from typing import Any
 
 from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene, Session
 from rolls.models import RuleUse, TaskAttempts
-from rolls.reads.known import known_uses, resources_for
+from rolls.reads.known import dramatic_failure_uses, known_uses, resources_for
 from rolls.reads.present import follow_ups_by_seq
 from rolls.rules import option
 
@@ -54,9 +54,19 @@ def allowances_for(
     )
     periods = [p.pk for p in (session, chapter, scene) if p is not None]
     session_pk = session.pk if session else None
+    counted_in = None  # the open period a dramatic failure counts against
+    if campaign.system == "cofd":
+        mode = option(campaign.options, "cofd", "intentional_dramatic_failure")
+        counted_in = {"chapter": chapter, "scene": scene}.get(DRAMATIC_FAILURE_PERIOD.get(mode))
     uses = known_uses(
         membership,
-        RuleUse.objects.filter(campaign=campaign, period_id__in=periods),
+        [
+            *RuleUse.objects.filter(campaign=campaign, period_id__in=periods).exclude(
+                rule="intentional_dramatic_failure"
+            ),
+            # As the rule counts them (`rolls.reads.known.in_period`).
+            *dramatic_failure_uses(campaign, None if counted_in is None else counted_in.pk),
+        ],
     )
     retries = []
     if membership.role == Role.GM:

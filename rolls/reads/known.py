@@ -17,6 +17,7 @@ from typing import Any
 from uuid import UUID
 
 from django.db import connection
+from django.db.models import Q, QuerySet
 
 from campaign.models import Campaign, Character, Membership, Role
 from eventlog.event_types import TASK_RESET
@@ -178,18 +179,19 @@ def dramatic_failures(
     character who took them, as the facts `known_checks` reads to tell what a viewer knows of
     them: one hand-written statement, read once for every viewer
     (`rolls.checks.eligibility.Now`) on a check's hot path (for one character) and for a whole
-    catch-up page (for all of them)."""
+    catch-up page (for all of them). A roll of the period counts whatever period the option
+    named when it was turned (`in_period`); ``period_id`` None: those taken under no limit."""
     uuid = RuleUse._meta.get_field("period_id")
     params = [campaign.pk]
     if character_id is not None:
         params += [uuid.get_db_prep_value(character_id, connection)]
     if period_id is not None:
-        params += [uuid.get_db_prep_value(period_id, connection)]
+        params += [uuid.get_db_prep_value(period_id, connection)] * 2
     sql = (
         f"SELECT u.character_id, {FACTS_COLUMNS} {_DRAMATIC_FAILURES} "
         "WHERE u.campaign_id = %s AND u.rule = 'intentional_dramatic_failure' "
         + ("" if character_id is None else "AND u.character_id = %s ")
-        + ("AND u.period_id IS NULL" if period_id is None else "AND u.period_id = %s")
+        + ("AND u.period_id IS NULL" if period_id is None else f"AND {in_period('%s')}")
     )
     taken: dict[UUID, list[Facts]] = {}
     for owner, *facts in fetch(sql, params):  # prepared on PostgreSQL
@@ -206,10 +208,49 @@ _DRAMATIC_FAILURES = (
 FACTS_COLUMNS = "k.visibility, k.revealed, k.audience"
 
 
+def in_period(period: str) -> str:
+    """The dramatic failures' condition on their roll ``k``: made in ``period`` (an SQL value).
+
+    A dramatic failure counts against the chapter and the scene its roll was made in, whatever
+    period its rule use names (the one the option named then): switching the option between
+    per_scene, per_chapter and unlimited never hands out a second one in a period. Ids are
+    UUIDs: a chapter's is never a scene's."""
+    return f"(k.chapter_id = {period} OR k.scene_id = {period})"
+
+
 def facts_of(visibility: str, revealed: Any, audience: Any) -> Facts:
     """A check's visibility facts from its stored columns (`FACTS_COLUMNS`)."""
     audience = json.loads(audience) if isinstance(audience, str) else audience
     return Facts(visibility, bool(revealed), audience)
+
+
+def dramatic_failure_uses(campaign: Campaign, period_id: UUID | None) -> QuerySet[RuleUse]:
+    """The rule uses of the dramatic failures counted against the chapter or scene
+    ``period_id`` (`in_period`; none for None)."""
+    rolls = Check.objects.filter(campaign=campaign).filter(
+        Q(chapter_id=period_id) | Q(scene_id=period_id)
+    )
+    return RuleUse.objects.filter(
+        campaign=campaign,
+        rule="intentional_dramatic_failure",
+        check_seq__in=rolls.values("seq") if period_id is not None else [],
+    )
+
+
+def helper_seqs(campaign: Campaign) -> set[int]:
+    """The checks another roll has used as a teamwork helper (RULES 3.7)."""
+    return set(
+        RuleUse.objects.filter(campaign=campaign, rule="helper").values_list("check_seq", flat=True)
+    )
+
+
+def used_as_helper_sql(campaign: str, check: str) -> str:
+    """Whether check ``check`` (a seq column) of ``campaign`` was used as a helper (`helper_seqs`),
+    as a column of another statement."""
+    return (
+        f"EXISTS (SELECT 1 FROM {RuleUse._meta.db_table} h WHERE h.campaign_id = {campaign} "
+        f"AND h.rule = 'helper' AND h.check_seq = {check})"
+    )
 
 
 def dramatic_failures_taken_sql(campaign: str, period: str, character: str) -> str:
@@ -223,7 +264,7 @@ def dramatic_failures_taken_sql(campaign: str, period: str, character: str) -> s
     return (
         f"(SELECT {facts} {_DRAMATIC_FAILURES} WHERE u.campaign_id = {campaign} "
         "AND u.rule = 'intentional_dramatic_failure' "
-        f"AND u.period_id = {period} AND u.character_id = {character})"
+        f"AND {in_period(period)} AND u.character_id = {character})"
     )
 
 

@@ -18,6 +18,7 @@ from eventlog.models import Event
 from eventlog.recorders import decode
 from eventlog.rows import fetch
 from rolls.models import Check
+from rolls.reads.known import used_as_helper_sql
 
 COLUMNS = (
     "seq",
@@ -39,7 +40,7 @@ class CheckRow:
     """A check row as presenting an event reads it; ``event`` is its `check.rolled` event (the
     page's own when the page holds it), as `Check.event` is."""
 
-    __slots__ = (*COLUMNS, "event")
+    __slots__ = (*COLUMNS, "used_as_helper", "event")
 
     data = property(Check.data.fget)  # the one composition of the roll and its amendments
 
@@ -81,10 +82,11 @@ def _sql(vendor: str) -> str:
         payload, among = "COALESCE(e.payload_text, e.payload::text)", "= ANY(%s)"
     else:
         payload, among = "e.payload", "IN (SELECT value FROM json_each(%s))"
+    helped = used_as_helper_sql("k.campaign_id", "k.seq")  # what a dramatic failure's rule reads
     return (
         # Only the checks whose event the batch does not hold bring its payload (decoding them
         # all cost PostgreSQL's client as much as the rest of the statement).
-        f"SELECT {listed}, {payload} FROM {checks} k "
+        f"SELECT {listed}, {helped}, {payload} FROM {checks} k "
         f"LEFT JOIN {events} e ON e.campaign_id = k.campaign_id AND e.seq = k.seq "
         f"AND e.seq {among} "
         # The bounds let the (campaign, seq) index bound the scan whatever the planner's
@@ -153,9 +155,11 @@ def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow
             row.chapter_id,
             row.scene_id,
             amendments,
+            helped,
             payload,
         ) = values
         row.revealed = bool(revealed)
+        row.used_as_helper = bool(helped)
         row.audience = _shared(decoded, audience)
         row.amendments = _shared(decoded, amendments)
         event = rolled.get(row.seq)

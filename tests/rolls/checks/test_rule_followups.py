@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from campaign import services
 from rolls.models import Check, RuleUse
 from tests.rolls.checks.conftest import first_roll
 from tests.rolls.checks.rulebook import refused, set_options
@@ -105,3 +106,44 @@ def test_the_answer_offers_a_dramatic_failure_only_while_the_period_allows_it(ta
     gm_view = t.roll("gm", character=str(t.characters["boris"].pk), **failure)
     assert _kinds(gm_view) == []  # the GM knows boris took it
     assert gm_view["follow_ups"] == t.get("gm", f"checks/{gm_view['seq']}/")["follow_ups"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "taken"),
+    [
+        ("per_scene", "per_chapter", 1),
+        ("per_chapter", "per_scene", 1),
+        ("unlimited", "per_chapter", 2),
+    ],
+)
+def test_switching_the_dramatic_failure_option_hands_out_no_second_one_in_a_period(
+    table, users, before, after, taken
+):
+    """RULES A.2: one per chapter (or scene) per character. One taken while the option named
+    another period (or none) is still a roll of this chapter and scene: the GM's switch does
+    not reopen it. The panel, the offers and the refusal say the same."""
+    t = table("cofd", intentional_dramatic_failure=before)
+    services.start_scene(campaign=t.campaign, actor=users["gm"])
+    for _ in range(taken):
+        check = t.roll("alice", traits=["Wits"], faces=[2, 3, 4])
+        t.post("alice", f"checks/{check['seq']}/dramatic-failure/", expect=200)
+    set_options(t, intentional_dramatic_failure=after)
+    again = t.roll("alice", traits=["Wits"], faces=[2, 3, 4])
+    assert again["follow_ups"] == []
+    body = refused(t, "alice", f"checks/{again['seq']}/dramatic-failure/", {}, 409, "check")
+    assert "already taken" in str(body)
+    assert t.character("alice").resources["beats"] == taken
+    state = t.get("alice", "state/")
+    mine = next(c for c in state["characters"] if c["id"] == str(t.characters["alice"].pk))
+    period = after.removeprefix("per_")
+    assert mine["flags"] == [{"rule": "dramatic_failure", "period": period, "used": True}]
+    # A new scene (per_scene) or chapter (per_chapter) opens it again.
+    if after == "per_scene":
+        services.end_scene(campaign=t.campaign, actor=users["gm"])
+        services.start_scene(campaign=t.campaign, actor=users["gm"])
+    else:
+        services.end_chapter(campaign=t.campaign, actor=users["gm"])
+        services.start_chapter(campaign=t.campaign, actor=users["gm"], title="Two")
+    fresh = t.roll("alice", traits=["Wits"], faces=[2, 3, 4])
+    assert [offer["kind"] for offer in fresh["follow_ups"]] == ["dramatic_failure"]
+    t.post("alice", f"checks/{fresh['seq']}/dramatic-failure/", expect=200)

@@ -133,3 +133,34 @@ def test_seeded_storyteller_retry_sequences(table, users, seed, mode):
         retries = {r["character"]: r["failures"] for r in t.get("gm", "state/")["retries"]}
         expected = {str(t.characters[w].pk): n for w, n in failures.items() if n}
         assert retries == expected
+
+
+def test_task_names_match_whatever_their_width_and_invisible_characters(table):
+    """A name that looks the same on the GM's panel is the same task: fullwidth letters, a
+    zero-width space or a word joiner start no counter of their own (attempt 1, no penalty)."""
+    t = table("storyteller")
+    _fail(t, task="the vault")
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) if c != " " else c for c in "the vault")
+    spellings = (fullwidth, "the vault\u200b", "\u2060the vault")
+    for attempt, spelling in enumerate(spellings, 2):
+        assert _fail(t, task=spelling)["rules"]["attempt"] == attempt, spelling
+    assert [r["failures"] for r in t.get("gm", "state/")["retries"]] == [4]
+
+
+def test_the_gms_not_escalating_holds_for_every_action_of_a_declaration(table):
+    """A multiple-action declaration the GM marks not escalating: no action is raised by the
+    failed attempt before it, and its failure is not an attempt."""
+    t = table("storyteller")
+    alice = str(t.characters["alice"].pk)
+    _fail(t)
+    check = t.roll(
+        "gm",
+        character=alice,
+        not_escalating=True,
+        actions=[{"traits": ["Physical", "Brawl"]}, {"traits": ["Physical", "Dodge"]}],
+        faces=[[2, 2, 2, 2, 2], [2, 2, 2]],
+        **LOCK,
+    )
+    assert [roll["check"]["difficulty"] for roll in check["data"]["rolls"]] == [6, 6]
+    assert all(roll["rules"]["not_escalating"] for roll in check["data"]["rolls"])
+    assert t.get("gm", "state/")["retries"][0]["failures"] == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from campaign import services
 from rolls.models import RuleUse
 from tests.rolls.checks.conftest import first_roll
-from tests.rolls.checks.rulebook import refused_roll
+from tests.rolls.checks.rulebook import refused, refused_roll
 
 PRIMARY = {"traits": ["Wits", "Occult"]}  # 5 dice
 
@@ -50,3 +50,37 @@ def test_a_roll_that_used_helpers_is_not_itself_a_helper(table):
     primary = t.roll("alice", helpers=[helper["seq"]], faces=[2] * 7, **PRIMARY)
     boris = {"traits": ["Wits", "Occult"], "character": str(t.characters["boris"].pk)}
     refused_roll(t, "boris", 400, "helpers", helpers=[primary["seq"]], faces=[2] * 5, **boris)
+
+
+def test_a_helping_character_helps_once(table):
+    """RULES 3.7: each helper rolls once and adds its successes; two rolls of one character
+    named as helpers are refused (the GM's unnamed NPC rolls may be many)."""
+    t = table("cofd")
+    first = t.roll("boris", traits=["Wits"], faces=[8, 9, 8])
+    second = t.roll("boris", traits=["Wits"], faces=[8, 9, 8])
+    body = refused_roll(
+        t, "alice", 400, "helpers", helpers=[first["seq"], second["seq"]], faces=[2] * 11, **PRIMARY
+    )
+    assert "one roll per helping character" in str(body)
+    npcs = [t.roll("gm", traits=[], pool=2, faces=[8, 9]) for _ in range(2)]
+    alice = str(t.characters["alice"].pk)
+    helped = t.roll(
+        "gm", character=alice, helpers=[n["seq"] for n in npcs], faces=[2] * 9, **PRIMARY
+    )
+    assert first_roll(helped)["rules"]["teamwork_bonus"] == 4
+
+
+def test_a_roll_used_as_a_helper_cannot_then_become_a_dramatic_failure(table):
+    """RULES 3.7: a helper's dramatic failure costs the primary 4 dice. Once the primary has
+    rolled with it, the helper's failure can no longer be turned (a Beat the team never paid
+    for): not offered, and refused."""
+    t = table("cofd")
+    helper = t.roll("boris", traits=["Wits"], faces=[2, 3, 4])  # a failure: 0 successes
+    path = f"checks/{helper['seq']}/dramatic-failure/"
+    assert [o["kind"] for o in helper["follow_ups"]] == ["dramatic_failure"]
+    t.roll("alice", helpers=[helper["seq"]], faces=[2] * 5, **PRIMARY)
+    assert t.get("boris", f"checks/{helper['seq']}/")["follow_ups"] == []
+    assert str(helper["seq"]) not in t.get("boris", "state/")["follow_ups"]
+    body = refused(t, "boris", path, {}, 409, "check")
+    assert "helped another roll" in str(body)
+    assert t.character("boris").resources.get("beats", 0) == 0

@@ -6,6 +6,7 @@ import pytest
 
 from campaign import services
 from tests.rolls.checks.conftest import first_roll
+from tests.rolls.checks.rulebook import refused, set_options
 
 # --- Storyteller ------------------------------------------------------------------------------
 
@@ -425,3 +426,16 @@ def test_rolling_needs_an_open_session(table, users):
     error = t.roll("alice", expect=409, traits=["Wits"], faces=[1, 2, 3])
     assert "no session is open" in error["session"][0]
     assert t.events() == before
+
+
+def test_extra_nice_is_refused_on_a_roll_made_while_it_was_off(table):
+    """As Fortune is: the roll was made without extra Nice!, so none is offered or taken on it
+    after the GM turns the option on (it was taken again and again, granting nothing)."""
+    t = table("nice_damnit", extra_nice=False)
+    check = t.roll("alice", traits=["Firearms", "Quick draw"], faces=[4, 4])  # T = 13
+    set_options(t, extra_nice=True)
+    assert t.get("alice", f"checks/{check['seq']}/")["follow_ups"] == []
+    body = refused(t, "alice", f"checks/{check['seq']}/extra-nice/", {"count": 2}, 409, "check")
+    assert "made without extra Nice!" in str(body)
+    fresh = t.roll("alice", traits=["Firearms", "Quick draw"], faces=[4, 4])
+    assert [o["kind"] for o in fresh["follow_ups"]] == ["extra_nice"]
