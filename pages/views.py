@@ -330,7 +330,7 @@ def _verification(campaigns: list[Campaign], viewers: dict[int, Membership]) -> 
             {
                 "session": session,
                 "closed": not session.is_open,
-                "detail": per_session.get((campaign.pk, str(session.pk))),
+                "detail": _told(per_session.get((campaign.pk, str(session.pk))), viewers),
             }
             for session in Session.objects.filter(campaign=campaign).order_by("number")
         ]
@@ -344,6 +344,15 @@ def _verification(campaigns: list[Campaign], viewers: dict[int, Membership]) -> 
             )
         )
     return results
+
+
+def _told(detail: dict[str, Any] | None, viewers: dict[int, Membership]) -> dict[str, Any] | None:
+    """A session's verification row with its first problem as the campaign's viewer may be told
+    it, as the list of problems tells it (a hidden roll's content is not named)."""
+    if detail is None or detail["problem"] is None:
+        return detail
+    (told,) = problems_told_to([detail["problem"]], viewers[detail["campaign"]])
+    return {**detail, "what": told}
 
 
 @login_required

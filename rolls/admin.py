@@ -29,6 +29,7 @@ from rolls.models import (
 )
 from rolls.reads.known import failed_attempts, failed_attempts_of
 from rolls.reads.present import shown_in_full
+from rolls.reads.selectors import answers_seen
 from rolls.reads.visibility import may_see, outsider
 
 HIDDEN = _("hidden")
@@ -200,8 +201,17 @@ def _known_failures(attempts: TaskAttempts, viewer: Membership) -> int:
 
 
 @admin.register(CheckCall)
-class CheckCallAdmin(ReadOnlyAdmin):
+class CheckCallAdmin(SeenByAdmin):
+    """A call's answers as the staff member may see them (`rolls.reads.selectors.answers_seen`):
+    a hidden answer for another character is not tied to it here either."""
+
     list_display = ["campaign", "seq", "closed"]
+    fields = ["campaign", "seq", "character_ids", "request", "answers", "closed"]
+    readonly_fields = ["answers"]
+
+    @admin.display(description=_("answered"))
+    def answers(self, call: CheckCall) -> str:
+        return _json(answers_seen([call], call.viewer)[0])
 
 
 @admin.register(VerificationCheckpoint)

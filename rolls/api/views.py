@@ -38,10 +38,11 @@ from rolls.api.serializers import (
     line_schema,
 )
 from rolls.checks import calls, followups, rollbox, services
-from rolls.models import Check, CheckCall
+from rolls.models import Check
 from rolls.reads import selectors
 from rolls.reads.allowances import allowances_for
 from rolls.reads.present import present_check, present_checks
+from rolls.reads.selectors import call_data, open_calls_for
 from rolls.trust.export import checks_csv, export_campaign
 
 
@@ -247,33 +248,13 @@ class TaskResetView(WriteView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-def call_data(call: CheckCall) -> dict[str, Any]:
-    return {
-        "id": call.pk,
-        "seq": call.seq,
-        "characters": call.character_ids,
-        "request": call.request,
-        "answered": call.answered,
-        "closed": call.closed,
-    }
-
-
 class CallListView(WriteView):
     @extend_schema(
         responses=CallSerializer(many=True), summary="Open calls for a check (mine, or all)"
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign, membership = campaign_for(request, campaign_id)
-        calls = CheckCall.objects.filter(campaign=campaign, closed=False).order_by("seq")
-        if membership.role != Role.GM:
-            mine = {
-                str(pk)
-                for pk in campaign.characters.filter(owner=request.user).values_list(
-                    "pk", flat=True
-                )
-            }
-            calls = [call for call in calls if mine & set(call.character_ids)]
-        return Response([call_data(call) for call in calls])
+        return Response(open_calls_for(campaign, membership))
 
     @extend_schema(
         request=json_body(call_schema()), responses={201: CallSerializer}, summary="GM: call"

@@ -13,11 +13,13 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from campaign.errors import Conflict, InvalidInput
-from campaign.models import Membership
+from campaign.models import Campaign, Character, Membership, Role
 from eventlog.chain import GENESIS, is_chain_hash
 from eventlog.models import Event
 from eventlog.recorders import recorder
+from rolls.models import Check, CheckCall
 from rolls.reads.present import present_events
+from rolls.reads.visibility import may_see
 
 
 def events_for(
@@ -97,3 +99,65 @@ def check_witness(campaign_id: int, seq: int, witness: str | None, head: int) ->
     message = _("the log no longer holds event #{seq} with the hash this client saw")
     details = {"seq": seq, "hash": witness, "head": head}
     raise HistoryChanged("after", message.format(seq=seq), details=details)
+
+
+def open_calls_for(campaign: Campaign, membership: Membership) -> list[dict[str, Any]]:
+    """The open calls for a check as ``membership`` may see them: a GM, every one; a player,
+    those naming a character they own, each with its answers as they may see them."""
+    calls = list(CheckCall.objects.filter(campaign=campaign, closed=False).order_by("seq"))
+    if membership.role == Role.GM:
+        return [call_data(call) for call in calls]
+    mine = _owned(campaign.pk, membership)
+    calls = [call for call in calls if mine & set(call.character_ids)]
+    return [
+        call_data(call, answered)
+        for call, answered in zip(calls, answers_seen(calls, membership, mine), strict=True)
+    ]
+
+
+def answers_seen(
+    calls: list[CheckCall], viewer: Membership, mine: set[str] | None = None
+) -> list[dict[str, int | None]]:
+    """Each call's ``answered`` ({character id: seq}) as ``viewer`` may see it: all for a GM;
+    else the answers they may see, and their own characters' (no seq when the answer is hidden
+    from them: they are not offered a roll the call would refuse). Another character's hidden
+    answer would tie its stub to that character and to the call's request. ``mine``: the
+    characters the viewer owns, when the caller has read them."""
+    if viewer.role == Role.GM:
+        return [dict(call.answered) for call in calls]
+    if mine is None:
+        mine = _owned(viewer.campaign_id, viewer)
+    seqs = {seq for call in calls for seq in call.answered.values()}
+    answers = (
+        Check.objects.filter(campaign_id=viewer.campaign_id, seq__in=seqs)
+        .select_related(None)
+        .only("seq", "visibility", "revealed", "audience")
+    )
+    seen = {check.seq for check in answers if may_see(check, viewer)}
+    return [
+        {
+            character: seq if seq in seen else None
+            for character, seq in call.answered.items()
+            if seq in seen or character in mine
+        }
+        for call in calls
+    ]
+
+
+def _owned(campaign_id: int, viewer: Membership) -> set[str]:
+    if viewer.user_id is None:  # an outsider (a staff member not at the table) owns none
+        return set()
+    owned = Character.objects.filter(campaign_id=campaign_id, owner_id=viewer.user_id)
+    return {str(pk) for pk in owned.values_list("pk", flat=True)}
+
+
+def call_data(call: CheckCall, answered: dict[str, int | None] | None = None) -> dict[str, Any]:
+    """A call as the API shows it; ``answered``: as the viewer may see it (the GM's: all)."""
+    return {
+        "id": call.pk,
+        "seq": call.seq,
+        "characters": call.character_ids,
+        "request": call.request,
+        "answered": call.answered if answered is None else answered,
+        "closed": call.closed,
+    }

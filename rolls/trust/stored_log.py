@@ -110,7 +110,10 @@ class Report:
                         "number": session.number,
                         "closed": session.ended_seq is not None,
                         "ok": session.ok and not inside,
+                        # The truth: a page tells it as its viewer may be told
+                        # (`problems_told_to` of ``problem``).
                         "what": str(inside[0]) if inside else session.describe(),
+                        "problem": inside[0] if inside else None,
                         "server_rolls": session.server_rolls,
                         "proven": session.proven,
                         "manual_rolls": session.manual_rolls,

@@ -251,3 +251,78 @@ def test_the_dramatic_failure_hint_names_the_campaigns_limit() -> None:
     assert "once per scene" in texts["dramatic_failure_hint_per_scene"]
     assert "once per chapter" in texts["dramatic_failure_hint_per_chapter"]
     assert "once" not in texts["dramatic_failure_hint_unlimited"]
+
+
+def test_the_calls_list_ties_no_hidden_answer_to_another_players_character(build_world) -> None:
+    """GET …/calls/ (and the admin's call) lists a call's answers: a blind answer for alice's
+    character is not tied to her character for boris, who is named in the same call (the stub
+    hides whose roll it was); alice, whose character it is, is told it was answered (she is not
+    offered a roll the call refuses) without its seq; the GM sees all."""
+    from rolls.checks import services as roll_services
+
+    w = build_world("cofd", options={"manual_dice": True}, rolls=False)
+    alice_hero, boris_hero = (str(w.characters[who].pk) for who in ("alice", "boris"))
+    call = w.client("gm").post(
+        w.url("calls/"),
+        {
+            "characters": [alice_hero, boris_hero],
+            "request": {"traits": ["Wits", "Occult"], "visibility": "blind"},
+        },
+        format="json",
+    )
+    assert call.status_code == 201, call.content
+    seq = roll_services.check_roll(
+        campaign=w.campaign,
+        actor=w.users["gm"],
+        request={"call": call.json()["id"], "character": alice_hero, "faces": [1, 2, 3, 4, 5]},
+    ).seq
+
+    def answered(who: str) -> dict:
+        (row,) = w.client(who).get(w.url("calls/")).json()
+        return row["answered"]
+
+    assert answered("gm") == {alice_hero: seq}
+    assert answered("boris") == {}
+    assert answered("alice") == {alice_hero: None}
+    w.client("gm").post(w.url(f"checks/{seq}/reveal/"))
+    assert answered("boris") == answered("alice") == {alice_hero: seq}
+
+
+def test_the_admins_call_shows_a_staff_outsider_no_hidden_answer(build_world) -> None:
+    from rolls.checks import services as roll_services
+    from rolls.models import CheckCall
+
+    w = build_world("cofd", options={"manual_dice": True}, rolls=False)
+    hero = str(w.characters["alice"].pk)
+    call = (
+        w.client("gm")
+        .post(
+            w.url("calls/"),
+            {"characters": [hero], "request": {"traits": ["Wits"], "visibility": "blind"}},
+            format="json",
+        )
+        .json()
+    )
+    seq = roll_services.check_roll(
+        campaign=w.campaign,
+        actor=w.users["gm"],
+        request={"call": call["id"], "character": hero, "faces": [1, 2, 3]},
+    ).seq
+    staff = w.users["stranger"]
+    staff.is_staff = staff.is_superuser = True
+    staff.save()
+    client = Client()
+    client.force_login(staff)
+    page = client.get(f"/admin/rolls/checkcall/{CheckCall.objects.get().pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    answers = html[html.index("field-answers") :]
+    answers = answers[:600]
+    assert "{}" in answers and hero not in answers, answers
+    gm = Client()
+    gm.force_login(w.users["gm"])
+    w.users["gm"].is_staff = w.users["gm"].is_superuser = True
+    w.users["gm"].save()
+    html = gm.get(f"/admin/rolls/checkcall/{CheckCall.objects.get().pk}/change/").content.decode()
+    shown = html[html.index("field-answers") :][:600]
+    assert f"{hero}&quot;: {seq}" in shown, shown  # the table's GM: the truth

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 
 from campaign import services
+from eventlog import append_only
+from eventlog.chain import canonical_json, document_hash
+from eventlog.models import Event
+from rolls.trust.stored_log import event_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -131,3 +136,70 @@ def test_a_hidden_roll_that_does_not_verify_is_named_but_not_told_to_a_player(ro
         told = problems(who)
         assert f"event #{blind.seq}" in told and "hidden from you" in told
         assert "dramatic_failure" not in told and "outcome" not in told and "faces" not in told
+
+
+def rewrite_and_rehash(campaign_id: int, seq: int, change) -> None:
+    """Someone with the database edits event ``seq`` and re-hashes the chain after it (the
+    chain holds; what the roll says no longer follows from its dice)."""
+    rows = list(event_rows(campaign_id))
+    prev = rows[seq - 2]["hash"]
+    statements = []
+    for row in rows[seq - 1 :]:
+        if row["seq"] == seq:
+            change(row["payload"])
+        row["prev_hash"] = prev
+        row["hash"] = prev = document_hash(row)
+        statements.append(
+            (
+                "UPDATE campaign_event SET payload = %s, payload_text = %s, prev_hash = %s, "
+                "hash = %s WHERE campaign_id = %s AND seq = %s",
+                [
+                    *[canonical_json(row["payload"])] * 2,
+                    row["prev_hash"],
+                    row["hash"],
+                    campaign_id,
+                    row["seq"],
+                ],
+            )
+        )
+    statements.append(
+        ("UPDATE campaign_campaign SET head_hash = %s WHERE id = %s", [prev, campaign_id])
+    )
+    append_only.drop(connection)
+    try:
+        with connection.cursor() as cursor:
+            for statement, params in statements:
+                cursor.execute(statement, params)
+    finally:
+        append_only.install(connection)
+
+
+def _verify_parts(text: str) -> tuple[str, str]:
+    problems = text[text.index('class="verify-problems"') :]
+    problems = problems[: problems.index("</ul>")]
+    sessions = text[text.index('class="sessions-table"') :]
+    sessions = sessions[: sessions.index("</table>")]
+    return problems, sessions
+
+
+def test_the_session_row_tells_a_player_no_more_than_the_problem_list(table):
+    """Found by a review: the audit page's session row printed the first problem as it is,
+    where the list of problems tells a member who may not see the event only that its content
+    is hidden: a rewritten (and re-hashed) blind roll's real outcome reached the players."""
+    table.roll("alice", [8, 8, 2, 3, 4], traits=["Wits", "Occult"], label="public one")
+    table.roll("alice", [9, 9, 9], traits=["Wits"], label="A blind hunch", visibility="blind")
+    blind = Event.objects.get(campaign=table.campaign, payload__label="A blind hunch")
+
+    def change(payload):
+        payload["rolls"][0]["result"]["outcome"] = "dramatic_failure"
+
+    rewrite_and_rehash(table.campaign.pk, blind.seq, change)
+
+    gm = table.client("gm").get(table.url("audit/"), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert all("dramatic_failure" in part for part in _verify_parts(gm))  # the GM: the truth
+    for who in ("boris", "olga", "alice"):
+        page = table.client(who).get(table.url("audit/"), HTTP_ACCEPT_LANGUAGE="en")
+        problems, sessions = _verify_parts(page.content.decode())
+        assert "hidden from you" in problems and "dramatic_failure" not in problems, who
+        # The session's row must not say more than the problem list does.
+        assert "dramatic_failure" not in sessions, (who, sessions)
