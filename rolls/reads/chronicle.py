@@ -14,9 +14,10 @@ from typing import Any
 
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, npgettext
 
 from campaign.models import Campaign, Character, Membership, Session
+from campaign.sheets import RESOURCES
 from eventlog import event_types as types
 from eventlog.models import Event
 from rolls.models import Check
@@ -64,6 +65,14 @@ class Chronicle:
     gains: dict[str, dict[str, int]]  # character name → resource → gained this session
     proof: list[str]
 
+    @property
+    def gains_shown(self) -> dict[str, dict[str, int]]:
+        """`gains` with each resource by its name in the reader's language (Beats, Биты)."""
+        return {
+            name: {str(RESOURCES.get(key, key)): delta for key, delta in changes.items()}
+            for name, changes in sorted(self.gains.items())
+        }
+
 
 def session_chronicle(*, campaign: Campaign, membership: Membership, session: Session) -> Chronicle:
     last = session.ended_seq or campaign.head_seq
@@ -99,7 +108,7 @@ def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
             title += f": {payload['title']}"
         return Entry(seq, when, "period", title)
     if kind == types.CHECK_ROLLED:
-        return _roll_entry(system, seq, when, who, payload)
+        return _roll_entry(system, seq, when, who, payload, shown.get("dice_marks") or [])
     if kind == types.CHECK_DRAMATIC_FAILURE_TAKEN:
         return Entry(
             seq, when, "followup",
@@ -139,7 +148,9 @@ def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
     return None
 
 
-def _roll_entry(system: str, seq: int, when: str, who: str, payload: Mapping[str, Any]) -> Entry:
+def _roll_entry(
+    system: str, seq: int, when: str, who: str, payload: Mapping[str, Any], marks: list[Any]
+) -> Entry:
     label = payload.get("label") or payload.get("task") or ""
     rolls = payload.get("rolls") or []
     names = " vs ".join(roll.get("character_name") or "?" for roll in rolls)
@@ -147,7 +158,7 @@ def _roll_entry(system: str, seq: int, when: str, who: str, payload: Mapping[str
     if label:
         title += f" — «{label}»"
     lines = []
-    for roll in rolls:
+    for n, roll in enumerate(rolls):
         result = roll.get("result") or {}
         terms = " + ".join(
             f"{term.get('label')} {term.get('value')}" for term in roll.get("breakdown") or ()
@@ -156,7 +167,7 @@ def _roll_entry(system: str, seq: int, when: str, who: str, payload: Mapping[str
             RollLine(
                 character=roll.get("character_name") or "?",
                 terms=terms or "—",
-                dice=" ".join(str(face) for face in roll.get("faces") or ()),
+                dice=_dice_text(marks[n] if n < len(marks) else None, roll),
                 outcome=outcome_name(system, str(result.get("outcome", ""))),
                 detail=_describe(result),
             )
@@ -172,9 +183,18 @@ def _chips_taken(payload: Mapping[str, Any]) -> Any:
         return "?"
 
 
+def _dice_text(marks: list[list[dict[str, Any]]] | None, roll: Mapping[str, Any]) -> str:
+    """The dice as the feed draws them (the server's dice marks): each die with what it rolled
+    on after it, chained with ↯ (a CofD 10 again: "10↯7"); else the faces as drawn."""
+    if not marks:
+        return " ".join(str(face) for face in roll.get("faces") or ())
+    return " ".join("↯".join(str(face["face"]) for face in die) for die in marks)
+
+
 def _describe(result: Mapping[str, Any]) -> str:
     if "successes" in result:
-        return _("{n} successes").format(n=result["successes"])
+        n = result["successes"]
+        return npgettext("chronicle", "{n} success", "{n} successes", n).format(n=n)
     if "total" in result:
         return _("total {n}").format(n=result["total"])
     return ""
@@ -249,7 +269,7 @@ def to_markdown(chronicle: Chronicle) -> str:
             out.append(f"  - {_('physical dice')}")
     if chronicle.gains:
         out += ["", "## " + _("Gained this session"), ""]
-        for name, changes in sorted(chronicle.gains.items()):
+        for name, changes in chronicle.gains_shown.items():
             listed = ", ".join(f"{resource} {delta:+d}" for resource, delta in changes.items())
             out.append(f"- {name}: {listed}")
     out += ["", "## " + _("Proof"), ""] + [f"- {line}" for line in chronicle.proof]

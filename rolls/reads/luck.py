@@ -62,6 +62,8 @@ class _Tally:
             for outcome, p in roll.expected.items():
                 expected[outcome] += p
         by_luck = sorted(ranked, key=lambda roll: (roll.percentile.value, roll.seq))  # type: ignore[union-attr]
+        lucky = [roll for roll in by_luck if roll.percentile.value >= 0.5]  # type: ignore[union-attr]
+        unlucky = [roll for roll in by_luck if roll.percentile.value < 0.5]  # type: ignore[union-attr]
         return {
             "rolls": len(self.rolls),
             "ranked": len(ranked),
@@ -77,8 +79,10 @@ class _Tally:
                 for outcome, count in observed.items()
                 if outcome not in expected
             },
-            "luckiest": [_roll_brief(roll) for roll in reversed(by_luck[-EXTREMES:])],
-            "unluckiest": [_roll_brief(roll) for roll in by_luck[:EXTREMES]],
+            # Either side of the middle, so that with few rolls none is both (a roll at 85 %
+            # was listed as one of the unluckiest of three).
+            "luckiest": [_roll_brief(roll) for roll in reversed(lucky[-EXTREMES:])],
+            "unluckiest": [_roll_brief(roll) for roll in unlucky[:EXTREMES]],
         }
 
 

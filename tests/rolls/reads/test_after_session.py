@@ -169,3 +169,41 @@ def test_the_chronicle_counts_what_the_visible_rolls_gave(table):
         == gains["gm"]
         == {"Alice's hero": {"beats": 1}, "Boris's hero": {"beats": 1}}
     )
+
+
+def test_the_chronicle_reads_in_the_readers_language_and_draws_dice_as_the_feed(table):
+    """Found by a review in the Russian chronicle: "(1 успехов)", "beats +1", and a 10's reroll
+    listed at the end of the dice. Counts agree with their number, resources have their names,
+    and a die's explosion follows it (10↯7), as the feed draws it."""
+    t = table("cofd")
+    t.roll("alice", traits=["Wits", "Occult"], faces=[10, 2, 3, 4, 5, 8])  # the 10 rolls an 8
+    failed = t.roll("alice", traits=["Wits", "Occult"], faces=[1, 2, 3, 4, 5])
+    t.post("alice", f"checks/{failed['seq']}/dramatic-failure/", expect=200)
+    markdown = {
+        language: t.clients["alice"]
+        .get(f"{t.url}/sessions/1/chronicle/?as=md", HTTP_ACCEPT_LANGUAGE=language)
+        .content.decode()
+        for language in ("ru", "en")
+    }
+    assert "[10↯8 2 3 4 5]" in markdown["en"], markdown["en"]
+    assert "(2 successes)" in markdown["en"] and "(2 успеха)" in markdown["ru"]
+    assert "Beats +1" in markdown["en"] and "Биты +1" in markdown["ru"], markdown["ru"]
+    assert "beats +1" not in markdown["ru"]
+    page = t.clients["alice"].get(f"{t.url}/sessions/1/chronicle/?as=html").content.decode()
+    assert "10↯8 2 3 4 5" in page
+    data = t.get("alice", "sessions/1/chronicle/")
+    assert data["gains"] == {"Alice's hero": {"beats": 1}}  # the JSON keeps the keys
+
+
+def test_a_roll_is_never_both_among_the_luckiest_and_the_unluckiest(table):
+    """Found by a review: with three rolls, one at 85 % was listed under both. The lists take
+    either side of the middle."""
+    t = table("storyteller")
+    for faces in ([10, 9, 8, 7, 6, 6, 6], [2, 2, 2, 2, 2, 2, 2], [10, 9, 2, 2, 2, 2, 2]):
+        t.roll("alice", faces=faces, **STORYTELLER)
+    (alice,) = [c for c in t.get("alice", "sessions/1/report/")["characters"]]
+    lucky = {r["seq"] for r in alice["luckiest"]}
+    unlucky = {r["seq"] for r in alice["unluckiest"]}
+    assert lucky and unlucky and not lucky & unlucky, alice
+    assert all(r["percentile"] >= 50 for r in alice["luckiest"])
+    assert all(r["percentile"] < 50 for r in alice["unluckiest"])
