@@ -75,6 +75,9 @@ def allowances_for(
             for t in TaskAttempts.objects.filter(campaign=campaign).order_by("task")
         ]
     flag_rules, table_rules = _flag_rules(campaign)
+    # An allowance counts in a period that is open: with none, "available" would be untrue.
+    is_open = {"session": session is not None, "chapter": chapter is not None}
+    is_open["scene"] = scene is not None
     characters = []
     sheet_rows = list(Character.objects.filter(campaign=campaign))
     resources = resources_for(membership, sheet_rows)
@@ -94,7 +97,7 @@ def allowances_for(
                 "dramatic_failure_used": used["dramatic_failure"],
                 # What the panels show for this character, as the options decide.
                 "flags": [
-                    {"rule": rule, "period": period, "used": used[rule]}
+                    {"rule": rule, "period": period, "used": used[rule], "open": is_open[period]}
                     for rule, period in flag_rules
                 ],
             }
@@ -111,7 +114,8 @@ def allowances_for(
         "scene": scene.number if scene else None,
         "table_free_botch_used": table_used,
         "table_flags": [
-            {"rule": rule, "period": period, "used": table_used} for rule, period in table_rules
+            {"rule": rule, "period": period, "used": table_used, "open": is_open[period]}
+            for rule, period in table_rules
         ],
         "characters": characters,
         "retries": retries,

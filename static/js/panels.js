@@ -243,7 +243,7 @@ function stateBox(table, box) {
       cells.push(h("span", { class: `resource res-${name}` }, h("span", { class: "res-name" }, S.resources[name] || name), h("strong", {}, String(value))));
     }
     // The allowances the campaign's options track, as the server lists them (`flags`).
-    for (const f of c.flags || []) cells.push(flag(flagLabel(f), f.used));
+    for (const f of c.flags || []) cells.push(flag(flagLabel(f), f));
     if (system === "nice_damnit") {
       const chips = chipsThisSession(table, c.id);
       cells.push(h("span", { class: "resource" }, h("span", { class: "res-name" }, t("chips")), h("span", { class: "chip-pair" }, h("span", { class: "nice" }, `Nice! ${chips.nice}`), " · ", h("span", { class: "damnit" }, `Damnit! ${chips.damnit}`))));
@@ -251,7 +251,7 @@ function stateBox(table, box) {
     return h("li", { class: "state-row", "data-character": c.id }, h("strong", { class: "state-name" }, c.name), h("span", { class: "state-cells" }, cells));
   });
   box.append(h("ul", { class: "state-list" }, rows.length ? rows : h("li", { class: "muted" }, t("no_characters"))));
-  for (const f of state.table_flags || []) box.append(h("p", {}, flag(flagLabel(f, true), f.used)));
+  for (const f of state.table_flags || []) box.append(h("p", {}, flag(flagLabel(f, true), f)));
   if (["storyteller", "cofd"].includes(system) && table.isGm) {
     const retries = (state.retries || []).map((r) =>
       h(
@@ -287,8 +287,12 @@ export function flagLabel(f, table = false) {
   return f.rule;
 }
 
-export function flag(label, used) {
-  return h("span", { class: `rule-flag ${used ? "used" : "free"}` }, h("span", { class: "dot", "aria-hidden": "true" }), `${label}: ${used ? t("used") : t("available")}`);
+// An allowance as the server's state says it: used, available, or not to be had while no period
+// it counts in is open (`open`).
+export function flag(label, f) {
+  const state = f.used ? "used" : f.open === false ? "closed" : "free";
+  const text = { used: t("used"), closed: t(`no_${f.period}_open`), free: t("available") }[state];
+  return h("span", { class: `rule-flag ${state}` }, h("span", { class: "dot", "aria-hidden": "true" }), `${label}: ${text}`);
 }
 
 function chipsThisSession(table, characterId) {

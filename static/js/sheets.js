@@ -66,7 +66,7 @@ export function sheetCard(character, table, { onTrait, onEdit, flags = true } = 
   );
   // The allowances the campaign's options track, as the server lists them; the GM dashboard
   // shows them in its rule-state panel instead.
-  const rules = flags ? (stateRow.flags || []).map((f) => flag(flagLabel(f), f.used)) : [];
+  const rules = flags ? (stateRow.flags || []).map((f) => flag(flagLabel(f), f)) : [];
   const owner = table.usernames.get(character.owner_id);
   return h(
     "section",

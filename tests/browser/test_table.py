@@ -142,6 +142,8 @@ def test_the_dramatic_failure_button_works_once_per_chapter(accounts, open_page)
     expect(first).to_contain_text("taken on purpose for a Beat")
     expect(beats).to_have_text("1")
     expect(first.get_by_role("button", name=button)).to_have_count(0)
+    allowance = alice.locator("#sheets section[aria-label=Marianne] .rule-flag")
+    expect(allowance).to_have_text("dramatic failure for a Beat (this chapter): used")
 
     roll(alice, "Wits", "Occult", label="Second try", faces="1 2 3 4 5")
     second = item(alice, "Second try")
@@ -151,8 +153,13 @@ def test_the_dramatic_failure_button_works_once_per_chapter(accounts, open_page)
     # A new chapter: the allowance is back.
     gm.locator("#sessionbar").get_by_role("button", name="End the chapter").click()
     gm.get_by_role("dialog").get_by_role("button", name="End the chapter").click()
+    # Not "available" while no chapter is open: the rule refuses every roll then.
+    expect(allowance).to_have_text(
+        "dramatic failure for a Beat (this chapter): no chapter is open", timeout=LIVE
+    )
     gm.locator("#sessionbar").get_by_role("button", name="Start a chapter").click()
     expect(alice.locator("#sessionbar")).to_contain_text("Chapter 2", timeout=LIVE)
+    expect(allowance).to_have_text("dramatic failure for a Beat (this chapter): available")
     roll(alice, "Wits", "Occult", label="Third try", faces="7 7 6 5 1")
     third = item(alice, "Third try")
     third.get_by_role("button", name=button).click()

@@ -136,7 +136,9 @@ def test_switching_the_dramatic_failure_option_hands_out_no_second_one_in_a_peri
     state = t.get("alice", "state/")
     mine = next(c for c in state["characters"] if c["id"] == str(t.characters["alice"].pk))
     period = after.removeprefix("per_")
-    assert mine["flags"] == [{"rule": "dramatic_failure", "period": period, "used": True}]
+    assert mine["flags"] == [
+        {"rule": "dramatic_failure", "period": period, "used": True, "open": True}
+    ]
     # A new scene (per_scene) or chapter (per_chapter) opens it again.
     if after == "per_scene":
         services.end_scene(campaign=t.campaign, actor=users["gm"])

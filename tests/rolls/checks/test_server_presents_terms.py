@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from campaign import services
 from tests.rolls.checks.rulebook import character_state, set_options
 
 
@@ -101,7 +102,27 @@ def test_a_used_allowance_is_flagged_used(table):
     t = table("storyteller", free_botch="per_character")
     t.roll("alice", traits=["Mental"], faces=[1, 3])  # a botch: the free botch spent
     row = character_state(t, "alice", viewer="alice")
-    assert row["flags"] == [{"rule": "free_botch", "period": "session", "used": True}]
+    assert row["flags"] == [{"rule": "free_botch", "period": "session", "used": True, "open": True}]
+
+
+@pytest.mark.parametrize("mode", ["per_chapter", "per_scene"])
+def test_an_allowance_of_a_period_that_is_not_open_is_not_called_available(table, users, mode):
+    """Found playing the demo: the sheet said "dramatic failure (this chapter): available"
+    with no chapter open, where the rule refuses every roll. The state says the period is not
+    open; the pages say so."""
+    t = table("cofd", intentional_dramatic_failure=mode)
+    if mode == "per_chapter":
+        services.end_chapter(campaign=t.campaign, actor=users["gm"])
+    row = character_state(t, "alice", viewer="alice")
+    period = mode.removeprefix("per_")
+    assert row["flags"] == [
+        {"rule": "dramatic_failure", "period": period, "used": False, "open": False}
+    ]
+    if mode == "per_scene":
+        services.start_scene(campaign=t.campaign, actor=users["gm"])
+    else:
+        services.start_chapter(campaign=t.campaign, actor=users["gm"], title="Two")
+    assert character_state(t, "alice", viewer="alice")["flags"][0]["open"] is True
 
 
 def test_the_characters_say_whom_each_member_acts_for(table):
