@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from rest_framework.parsers import JSONParser
 
 from campaign.errors import DomainError, InvalidInput
@@ -46,6 +47,13 @@ def _refuse_constant(name: str) -> Any:
 
 def parse_json(text: str | bytes, field: str = "body") -> Any:
     """Decode JSON and check its shape; anything wrong is an InvalidInput naming the field."""
+    value = decode_json(text, field)
+    check_shape(value)
+    return value
+
+
+def decode_json(text: str | bytes, field: str = "body") -> Any:
+    """Decode JSON within the byte limit, its shape not checked yet (`check_shape`)."""
     if len(text) > max_body_bytes():
         raise TooLarge(field, f"is larger than {max_body_bytes()} bytes")
     try:
@@ -54,7 +62,6 @@ def parse_json(text: str | bytes, field: str = "body") -> Any:
         raise InvalidInput(field, f"nests deeper than {MAX_DEPTH} levels") from None
     except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise InvalidInput(field, f"is not valid JSON ({error})") from None
-    check_shape(value)
     return value
 
 
@@ -89,6 +96,22 @@ def _check_text(text: str, where: str, limit: int, what: str = "text") -> None:
         raise InvalidInput(where[:150], f"{what} of at most {limit} characters")
     if "\x00" in text:
         raise InvalidInput(where[:150], f"{what} must not contain NUL characters")
+    if not text.isascii() and _has_lone_surrogate(text):
+        if what == "keys":
+            message = _("keys must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)")
+        else:
+            message = _("text must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)")
+        raise InvalidInput(where[:150], message)
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    # JSON's "\ud800" escape decodes to a lone surrogate (a pair decodes to one character). No
+    # UTF-8 holds one, so whatever stores or hashes the text would fail with a 500.
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def plain_json(value: Any) -> Any:
