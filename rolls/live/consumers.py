@@ -671,10 +671,11 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             scope = idempotency.Scope(
                 user_id=self.user.pk,
                 campaign_id=self.campaign_id,
-                key=idempotency.check_key("request_id", frame["request_id"]),
+                key=idempotency.check_key("request_id", frame["request_id"], idempotency.SOCKET),
                 fingerprint=idempotency.fingerprint(
                     "socket", json.dumps(asked, sort_keys=True, default=str)
                 ),
+                channel=idempotency.SOCKET,
             )
 
         def attempt() -> dict[str, Any]:
