@@ -17,13 +17,17 @@ from django.utils.translation import gettext as _
 from rest_framework.parsers import JSONParser
 
 from campaign.errors import DomainError, InvalidInput
+from rolls.systems import MAX_FACES
 
 # Text that DRF's trimming CharField does not find blank, as a JSON schema pattern (no NUL, one
 # non-space character): the schema's word for "required text".
 NON_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
 MAX_STRING = 200  # characters in any string value (labels, titles, tasks)
 MAX_KEY = 100  # characters in any object key (trait and group names…)
-MAX_ITEMS = 50  # items in any list
+MAX_ITEMS = 50  # items in any list but the faces of physical dice
+# Where those faces go (a check's body, the socket's roll request), a list of them or one list
+# per roll: they hold as many as a roll may take (MAX_FACES), which is more than MAX_ITEMS.
+FACES = frozenset({"faces", "request.faces"})
 MAX_KEYS = 100  # keys in any object
 MAX_DEPTH = 8  # objects and lists nested in one another
 MAX_INT = 2**31 - 1  # any integer, either sign: above every real pool, id or seq
@@ -78,8 +82,9 @@ def check_shape(value: Any, path: str = "", depth: int = 0) -> None:
         if depth >= MAX_DEPTH:
             raise InvalidInput(where, f"nests deeper than {MAX_DEPTH} levels")
         if isinstance(value, list):
-            if len(value) > MAX_ITEMS:
-                raise InvalidInput(where, f"lists hold at most {MAX_ITEMS} items")
+            most = MAX_FACES if path in FACES or path.rpartition(".")[0] in FACES else MAX_ITEMS
+            if len(value) > most:
+                raise InvalidInput(where, f"lists hold at most {most} items")
             for index, item in enumerate(value):
                 check_shape(item, f"{path}.{index}" if path else str(index), depth + 1)
         else:

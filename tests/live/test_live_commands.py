@@ -9,6 +9,7 @@ import pytest
 from campaign.idempotency import HEADER, MAX_KEY, SOCKET
 from campaign.limits import MAX_STRING
 from rolls.models import Check
+from rolls.systems import MAX_FACES
 from tests.live.conftest import SUCCESS, WAIT, in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -196,3 +197,15 @@ async def test_a_request_id_is_a_string_of_at_most_200_characters(server, table,
     answer = await alice.command("roll", request=table.roll("alice"), request_id=key + "k")
     assert (answer["type"], answer["field"]) == ("error", "request_id")
 
+
+async def test_a_roll_takes_more_faces_than_other_lists_hold(server, table, feeds):
+    """A frame has the limits of a REST body, faces included: up to MAX_FACES, not 50."""
+    alice = await feeds.open(server.url(table.id), table.tokens["alice"])
+    request = table.roll("alice", pool=55, faces=[2] * 60)  # Wits 3 + Occult 2 + 55
+    answer = await alice.command("roll", request=request)
+    assert answer["type"] == "result", answer
+    check = await in_db(check_of, table.id, answer["data"]["seq"])
+    assert len(check.data["rolls"][0]["faces"]) == 60
+    too_many = {**request, "faces": [2] * (MAX_FACES + 1)}
+    answer = await alice.command("roll", request=too_many)
+    assert (answer["type"], answer["field"]) == ("error", "request.faces")
