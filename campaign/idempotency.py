@@ -2,7 +2,8 @@
 recorded with the write's answer in the write's own transaction, so a retry of a committed write
 gets the first answer (same status, same body) and a retry of an uncommitted one runs it anew.
 
-Keys are scoped per user and campaign. The same key with a different request is refused (422,
+Keys are scoped per user and campaign, and per channel: a socket's `request_id` is not the REST
+key with the same text (docs/websocket.md). The same key with a different request is refused (422,
 code `idempotency_key_reused`). Only successful answers are kept: a refused write changed nothing,
 and its retry is simply tried again. Keys older than IDEMPOTENCY_KEY_HOURS are forgotten.
 """
@@ -30,8 +31,13 @@ from campaign.models import IdempotentRequest
 from eventlog import commit, rows
 
 T = TypeVar("T")
-MAX_KEY = 255
+MAX_KEY = 255  # characters stored, a channel's prefix included (the column's length)
 HEADER = "Idempotency-Key"  # the REST write's key
+# A channel's prefix to its keys. REST keys are stored as sent (the token's query reads them:
+# accounts/authentication.py); the socket's prefix holds a character that no key may (keys are
+# printable, \x1f is not), so no REST key is ever a socket's.
+REST = ""
+SOCKET = "socket\x1f"
 
 
 class KeyReused(DomainError):
@@ -45,6 +51,11 @@ class Scope:
     campaign_id: int  # 0 for writes about no one campaign
     key: str
     fingerprint: str
+    channel: str = REST
+
+    @property
+    def stored_key(self) -> str:
+        return self.channel + self.key
 
 
 @dataclass(frozen=True)
@@ -70,9 +81,10 @@ def canonical_json(raw: bytes) -> bytes:
         return raw
 
 
-def check_key(field: str, key: Any) -> str:
-    if not valid_key(key):
-        raise InvalidInput(field, f"must be 1 to {MAX_KEY} printable characters")
+def check_key(field: str, key: Any, channel: str = REST) -> str:
+    longest = MAX_KEY - len(channel)
+    if not valid_key(key, longest):
+        raise InvalidInput(field, f"must be 1 to {longest} printable characters")
     return key
 
 
@@ -81,8 +93,8 @@ def check_key(field: str, key: Any) -> str:
 _READ_WITH_TOKEN = "_answer_read_with_token"
 
 
-def valid_key(key: Any) -> bool:
-    return isinstance(key, str) and 0 < len(key) <= MAX_KEY and key.isprintable()
+def valid_key(key: Any, longest: int = MAX_KEY) -> bool:
+    return isinstance(key, str) and 0 < len(key) <= longest and key.isprintable()
 
 
 def answer_columns() -> str:
@@ -108,14 +120,15 @@ def earlier_answer(scope: Scope, field: str, user: Any = None) -> Answer | None:
     """The recorded answer for this key, if any (call inside the write's transaction): read
     with ``user``'s token when it was (`remember_answer`), else in one hand-written query."""
     read = getattr(user, _READ_WITH_TOKEN, None)
-    if read is not None and read[:2] == (scope.campaign_id, scope.key) and user.pk == scope.user_id:
+    key = scope.stored_key
+    if read is not None and read[:2] == (scope.campaign_id, key) and user.pk == scope.user_id:
         row = read[2]
     else:
         meta = IdempotentRequest._meta
         found = rows.fetchone(
             f"SELECT {answer_columns()} FROM {meta.db_table} r "
             "WHERE r.user_id = %s AND r.campaign_id = %s AND r.key = %s",
-            (scope.user_id, scope.campaign_id, scope.key),
+            (scope.user_id, scope.campaign_id, key),
         )
         row = None if found is None else rows.instance(IdempotentRequest, found)
     if row is None:
@@ -138,7 +151,7 @@ def record(scope: Scope, answer: Answer) -> None:
     values = {
         "user_id": scope.user_id,
         "campaign_id": scope.campaign_id,
-        "key": scope.key,
+        "key": scope.stored_key,
         "fingerprint": scope.fingerprint,
         "status": answer.status,
         "body": answer,

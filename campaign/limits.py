@@ -13,16 +13,21 @@ import json
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from rest_framework.parsers import JSONParser
 
 from campaign.errors import DomainError, InvalidInput
+from rolls.systems import MAX_FACES
 
 # Text that DRF's trimming CharField does not find blank, as a JSON schema pattern (no NUL, one
 # non-space character): the schema's word for "required text".
 NON_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
 MAX_STRING = 200  # characters in any string value (labels, titles, tasks)
 MAX_KEY = 100  # characters in any object key (trait and group names…)
-MAX_ITEMS = 50  # items in any list
+MAX_ITEMS = 50  # items in any list but the faces of physical dice
+# Where those faces go (a check's body, the socket's roll request), a list of them or one list
+# per roll: they hold as many as a roll may take (MAX_FACES), which is more than MAX_ITEMS.
+FACES = frozenset({"faces", "request.faces"})
 MAX_KEYS = 100  # keys in any object
 MAX_DEPTH = 8  # objects and lists nested in one another
 MAX_INT = 2**31 - 1  # any integer, either sign: above every real pool, id or seq
@@ -46,6 +51,13 @@ def _refuse_constant(name: str) -> Any:
 
 def parse_json(text: str | bytes, field: str = "body") -> Any:
     """Decode JSON and check its shape; anything wrong is an InvalidInput naming the field."""
+    value = decode_json(text, field)
+    check_shape(value)
+    return value
+
+
+def decode_json(text: str | bytes, field: str = "body") -> Any:
+    """Decode JSON within the byte limit, its shape not checked yet (`check_shape`)."""
     if len(text) > max_body_bytes():
         raise TooLarge(field, f"is larger than {max_body_bytes()} bytes")
     try:
@@ -54,7 +66,6 @@ def parse_json(text: str | bytes, field: str = "body") -> Any:
         raise InvalidInput(field, f"nests deeper than {MAX_DEPTH} levels") from None
     except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise InvalidInput(field, f"is not valid JSON ({error})") from None
-    check_shape(value)
     return value
 
 
@@ -71,8 +82,9 @@ def check_shape(value: Any, path: str = "", depth: int = 0) -> None:
         if depth >= MAX_DEPTH:
             raise InvalidInput(where, f"nests deeper than {MAX_DEPTH} levels")
         if isinstance(value, list):
-            if len(value) > MAX_ITEMS:
-                raise InvalidInput(where, f"lists hold at most {MAX_ITEMS} items")
+            most = MAX_FACES if path in FACES or path.rpartition(".")[0] in FACES else MAX_ITEMS
+            if len(value) > most:
+                raise InvalidInput(where, f"lists hold at most {most} items")
             for index, item in enumerate(value):
                 check_shape(item, f"{path}.{index}" if path else str(index), depth + 1)
         else:
@@ -89,6 +101,22 @@ def _check_text(text: str, where: str, limit: int, what: str = "text") -> None:
         raise InvalidInput(where[:150], f"{what} of at most {limit} characters")
     if "\x00" in text:
         raise InvalidInput(where[:150], f"{what} must not contain NUL characters")
+    if not text.isascii() and _has_lone_surrogate(text):
+        if what == "keys":
+            message = _("keys must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)")
+        else:
+            message = _("text must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)")
+        raise InvalidInput(where[:150], message)
+
+
+def _has_lone_surrogate(text: str) -> bool:
+    # JSON's "\ud800" escape decodes to a lone surrogate (a pair decodes to one character). No
+    # UTF-8 holds one, so whatever stores or hashes the text would fail with a 500.
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def plain_json(value: Any) -> Any:

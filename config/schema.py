@@ -139,14 +139,16 @@ def add_error_component(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
     return result
 
 
-def _body_limits(schema: Any) -> None:
+def _body_limits(schema: Any, most: int | None = None) -> None:
     """What campaign/limits.py refuses in any body, said in the schema: text without NUL and of
-    at most MAX_STRING characters, integers within ±MAX_INT, lists of at most MAX_ITEMS."""
-    from campaign.limits import MAX_INT, MAX_ITEMS, MAX_STRING
+    at most MAX_STRING characters, integers within ±MAX_INT, lists of at most MAX_ITEMS (``most``:
+    MAX_FACES for the faces of physical dice)."""
+    from campaign.limits import FACES, MAX_FACES, MAX_INT, MAX_ITEMS, MAX_STRING
 
+    most = MAX_ITEMS if most is None else most
     if isinstance(schema, list):
         for item in schema:
-            _body_limits(item)
+            _body_limits(item, most)
         return
     if not isinstance(schema, dict):
         return
@@ -158,11 +160,8 @@ def _body_limits(schema: Any) -> None:
         schema["minimum"] = max(schema.get("minimum", -MAX_INT), -MAX_INT)
         schema["maximum"] = min(schema.get("maximum", MAX_INT), MAX_INT)
     elif kind == "array":
-        schema["maxItems"] = min(schema.get("maxItems", MAX_ITEMS), MAX_ITEMS)
-    for key in ("properties",):
-        for child in schema.get(key, {}).values():
-            _body_limits(child)
-    for key in ("items", "additionalProperties"):
-        _body_limits(schema.get(key))
-    for key in ("oneOf", "anyOf", "allOf"):
-        _body_limits(schema.get(key))
+        schema["maxItems"] = min(schema.get("maxItems", most), most)
+    for name, child in schema.get("properties", {}).items():
+        _body_limits(child, MAX_FACES if name in FACES else MAX_ITEMS)
+    for key in ("items", "additionalProperties", "oneOf", "anyOf", "allOf"):
+        _body_limits(schema.get(key), most)

@@ -30,6 +30,7 @@ from rolls.checks.assembly import (
 )
 from rolls.models import Check, CheckCall, RuleUse
 from rolls.reads.visibility import require_may_see
+from rolls.systems import MAX_FACES
 from rolls.systems.errors import RuleError
 from rolls.systems.traits import sheet_for_roll
 
@@ -132,9 +133,12 @@ def request_field_schemas(system: str) -> dict[str, dict[str, Any]]:
         "faces": {
             "type": "array",
             "items": {
-                "oneOf": [{"type": "integer"}, {"type": "array", "items": {"type": "integer"}}]
+                "oneOf": [
+                    {"type": "integer"},
+                    {"type": "array", "items": {"type": "integer"}, "maxItems": MAX_FACES},
+                ]
             },
-            "maxItems": 50,
+            "maxItems": MAX_FACES,
             "description": "physical dice (manual_dice campaigns only): the faces, or one list "
             "per roll",
         },

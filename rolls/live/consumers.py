@@ -41,7 +41,7 @@ from accounts.throttles import FrameBucket, write_wait
 from campaign import idempotency
 from campaign.access import membership_of
 from campaign.errors import DomainError, InvalidInput
-from campaign.limits import parse_json
+from campaign.limits import check_shape, decode_json
 from campaign.models import Campaign, Membership, Role
 from config.outage import refusal_for
 from eventlog.chain import is_chain_hash
@@ -492,7 +492,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             if text_data is None:
                 raise InvalidInput("frame", _("send JSON text frames, not binary ones"))
             wait = self.bucket.take()
-            frame = parse_json(text_data, "frame")  # the limits of every REST body
+            frame = decode_json(text_data, "frame")
             if not isinstance(frame, dict):
                 raise InvalidInput("frame", _("expected a JSON object"))
             ref = frame.get("ref")
@@ -501,6 +501,9 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                 raise InvalidInput(
                     "ref", _("must be a string or number of at most {n}").format(n=MAX_REF)
                 )
+            # The limits of every REST body; checked after the ref, so that a refusal names the
+            # command it answers (a ref is sent back escaped, whatever text it holds).
+            check_shape(frame)
             if wait is not None:
                 raise Throttled(wait)
             kind = frame.get("type")
@@ -668,10 +671,11 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             scope = idempotency.Scope(
                 user_id=self.user.pk,
                 campaign_id=self.campaign_id,
-                key=idempotency.check_key("request_id", frame["request_id"]),
+                key=idempotency.check_key("request_id", frame["request_id"], idempotency.SOCKET),
                 fingerprint=idempotency.fingerprint(
                     "socket", json.dumps(asked, sort_keys=True, default=str)
                 ),
+                channel=idempotency.SOCKET,
             )
 
         def attempt() -> dict[str, Any]:

@@ -49,7 +49,7 @@ from types import ModuleType
 from typing import Any
 
 from . import age, cofd, d6pool, nice_damnit, storyteller
-from ._core import MAX_DICE, FaceFeed, RuleError
+from ._core import MAX_DICE, MAX_FACES, FaceFeed, RuleError
 from .dice import (
     DieSource,
     KeyedDice,
@@ -63,6 +63,7 @@ from .errors import gettext_noop as _
 
 __all__ = [
     "MAX_DICE",
+    "MAX_FACES",
     "SYSTEM_IDS",
     "DieSource",
     "KeyedDice",

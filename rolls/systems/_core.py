@@ -21,8 +21,12 @@ from .errors import RuleError
 from .errors import gettext_noop as _
 
 MAX_DICE = 100  # the server's cap; also bounds the work a single check can ask for
+# The faces one roll may be given by hand (campaign/limits.py): MAX_DICE dice, a rote reroll of
+# each, and CofD explosion chains far past any real roll's (100 dice, rote and 8-again, take
+# about 243). A roll whose chains run longer can only be rolled by the server.
+MAX_FACES = 4 * MAX_DICE
 
-__all__ = ["MAX_DICE", "FaceFeed", "FaceSource", "RuleError"]
+__all__ = ["MAX_DICE", "MAX_FACES", "FaceFeed", "FaceSource", "RuleError"]
 
 
 class FaceSource(Protocol):

@@ -3,10 +3,14 @@ naming the field, and the connection stays open."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
+from campaign.idempotency import HEADER, MAX_KEY, SOCKET
+from campaign.limits import MAX_STRING
 from rolls.models import Check
-from tests.live.conftest import SUCCESS, in_db
+from rolls.systems import MAX_FACES
+from tests.live.conftest import SUCCESS, WAIT, in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -149,3 +153,59 @@ async def test_a_repeated_request_id_rolls_once_and_answers_the_same(server, tab
         lambda: Check.objects.filter(campaign_id=table.id, label__in=["once", "x"]).count()
     )
     assert rolled == 2
+
+
+async def _rest_roll(server, table, key: str, label: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=WAIT) as client:
+        return await client.post(
+            f"http://127.0.0.1:{server.port}/api/campaigns/{table.id}/checks/",
+            json=table.roll("alice", label=label),
+            headers={"Authorization": f"Token {table.tokens['alice']}", HEADER: key},
+        )
+
+
+async def test_a_request_id_is_not_the_rest_key_of_the_same_text(server, table, feeds):
+    """docs/websocket.md: socket keys are distinct from REST's. A request_id equal to a REST
+    Idempotency-Key (and the other way round) was refused as idempotency_key_reused."""
+    alice = await feeds.open(server.url(table.id), table.tokens["alice"])
+    assert (await _rest_roll(server, table, "k-1", "rest")).status_code == 201
+    request = table.roll("alice", label="socket")
+    socket = await alice.command("roll", request=request, request_id="k-1")
+    assert socket["type"] == "result", socket
+    repeated = await alice.command("roll", request=request, request_id="k-1")
+    assert repeated["data"] == socket["data"]  # each channel still writes once
+    other = await alice.command("roll", request=request, request_id="k-2")
+    rest = await _rest_roll(server, table, "k-2", "rest")
+    assert rest.status_code == 201 and "Idempotent-Replayed" not in rest.headers, rest.text
+    assert rest.json()["seq"] > other["data"]["seq"]
+    again = await _rest_roll(server, table, "k-2", "rest")
+    assert again.headers["Idempotent-Replayed"] == "true" and again.json() == rest.json()
+    labels = await in_db(
+        lambda: sorted(Check.objects.filter(campaign_id=table.id).values_list("label", flat=True))
+    )
+    assert labels == ["rest", "rest", "socket", "socket"]
+
+
+async def test_a_request_id_is_a_string_of_at_most_200_characters(server, table, feeds):
+    """docs/websocket.md: the frame's string limit; with the socket's prefix, the stored key
+    fits the column (MAX_KEY) still."""
+    assert MAX_STRING + len(SOCKET) <= MAX_KEY
+    alice = await feeds.open(server.url(table.id), table.tokens["alice"])
+    key = "k" * MAX_STRING
+    answer = await alice.command("roll", request=table.roll("alice"), request_id=key)
+    assert answer["type"] == "result", answer
+    answer = await alice.command("roll", request=table.roll("alice"), request_id=key + "k")
+    assert (answer["type"], answer["field"]) == ("error", "request_id")
+
+
+async def test_a_roll_takes_more_faces_than_other_lists_hold(server, table, feeds):
+    """A frame has the limits of a REST body, faces included: up to MAX_FACES, not 50."""
+    alice = await feeds.open(server.url(table.id), table.tokens["alice"])
+    request = table.roll("alice", pool=55, faces=[2] * 60)  # Wits 3 + Occult 2 + 55
+    answer = await alice.command("roll", request=request)
+    assert answer["type"] == "result", answer
+    check = await in_db(check_of, table.id, answer["data"]["seq"])
+    assert len(check.data["rolls"][0]["faces"]) == 60
+    too_many = {**request, "faces": [2] * (MAX_FACES + 1)}
+    answer = await alice.command("roll", request=too_many)
+    assert (answer["type"], answer["field"]) == ("error", "request.faces")

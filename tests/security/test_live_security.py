@@ -10,7 +10,7 @@ import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from tests.live.conftest import WAIT, connect_raw, in_db, open_feed
+from tests.live.conftest import WAIT, connect_raw, head_of, in_db, open_feed
 from tests.live.test_live_auth import close_code, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -126,6 +126,25 @@ async def test_hostile_frames_get_error_frames_and_the_socket_stays_open(server,
         answer = await feed.until(lambda f: f["type"] == "error")
         assert answer["code"] in ("invalid", "too_large"), answer
     assert (await feed.command("ping"))["type"] == "pong"
+
+
+async def test_a_lone_surrogate_is_refused_naming_the_field_and_the_socket_stays_open(
+    server, table, feeds
+):
+    """A lone surrogate (the JSON escape "\\ud800", no UTF-8 can hold it) crashed the roll
+    service: an error frame with code server_error."""
+    feed = await feeds.open(server.url(table.id), table.tokens["alice"])
+    head = await in_db(head_of, table.id)
+    lone = "\ud800"
+    for request, field in (
+        (table.roll("alice", label=f"x{lone}"), "request.label"),
+        (table.roll("alice", traits=["Wits", f"Occult{lone}"]), "request.traits.1"),
+        ({**table.roll("alice"), lone: 1}, "request"),
+    ):
+        answer = await feed.command("roll", request=request, request_id="r-1")
+        assert (answer["type"], answer["code"], answer["field"]) == ("error", "invalid", field)
+    assert (await feed.command("ping"))["type"] == "pong"
+    assert await in_db(head_of, table.id) == head
 
 
 async def test_a_flood_of_frames_is_throttled_and_the_socket_stays_open(server, table, feeds):
