@@ -291,7 +291,8 @@ export function flagLabel(f, table = false) {
 // it counts in is open (`open`).
 export function flag(label, f) {
   const state = f.used ? "used" : f.open === false ? "closed" : "free";
-  const text = { used: t("used"), closed: t(`no_${f.period}_open`), free: t("available") }[state];
+  const closed = { session: "no_session_open", chapter: "no_chapter_open", scene: "no_scene_open" }[f.period];
+  const text = { used: t("used"), closed: t(closed), free: t("available") }[state];
   return h("span", { class: `rule-flag ${state}` }, h("span", { class: "dot", "aria-hidden": "true" }), `${label}: ${text}`);
 }
 
