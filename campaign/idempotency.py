@@ -38,6 +38,7 @@ HEADER = "Idempotency-Key"  # the REST write's key
 # printable, \x1f is not), so no REST key is ever a socket's.
 REST = ""
 SOCKET = "socket\x1f"
+FORM = "form\x1f"  # the pages' form tokens (pages/once.py)
 
 
 class KeyReused(DomainError):

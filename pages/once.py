@@ -43,7 +43,7 @@ def once(
     if not token or not request.user.is_authenticated:
         return write()  # a form from a page older than the tokens: as before
     try:
-        token = idempotency.check_key(FIELD, token)
+        token = idempotency.check_key(FIELD, token, idempotency.FORM)
     except DomainError as error:
         return HttpResponse(f"{FIELD}: {error.message}", status=400, content_type="text/plain")
     fields = {
@@ -52,8 +52,9 @@ def once(
     scope = idempotency.Scope(
         user_id=request.user.pk,
         campaign_id=campaign_id,
-        key="form:" + token,
+        key=token,
         fingerprint=idempotency.fingerprint("form", request.path, json.dumps(fields)),
+        channel=idempotency.FORM,  # not a REST key "form:…", and the prefix counts in its length
     )
 
     def attempt() -> HttpResponse:

@@ -137,3 +137,40 @@ def test_two_submissions_at_the_same_moment_create_one_campaign(users):
     assert [answer.status_code for answer in answers] == [302, 302]
     assert answers[0]["Location"] == answers[1]["Location"]
     assert Campaign.objects.filter(name="Race table").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_form_token_is_not_a_rest_key_of_the_same_text(users):
+    """Form tokens are keys of their own channel (as the socket's are): a REST write whose
+    Idempotency-Key happens to read "form:<token>" is its own write, not refused as the
+    form's key reused."""
+    from rest_framework.test import APIClient
+
+    client = _client(users["gm"])
+    token = _token(client, "/")
+    client.post("/", {"name": "Night table", "system": "cofd", "form_token": token})
+    api = APIClient()
+    api.force_authenticate(users["gm"])
+    made = api.post(
+        "/api/campaigns/",
+        {"name": "Day table", "system": "cofd"},
+        format="json",
+        HTTP_IDEMPOTENCY_KEY=f"form:{token}",
+    )
+    assert made.status_code == 201, made.content
+    assert Campaign.objects.filter(name__in=["Night table", "Day table"]).count() == 2
+
+
+@pytest.mark.django_db
+def test_the_longest_form_token_fits_the_stored_key(users):
+    """The channel's prefix counts in the stored key's 255 characters: the longest token the
+    form takes is stored whole (it was stored 5 characters too long for the column)."""
+    from campaign.models import IdempotentRequest
+
+    client = _client(users["gm"])
+    longest = "t" * (255 - len("form\x1f"))
+    made = client.post("/", {"name": "Long", "system": "cofd", "form_token": longest})
+    assert made.status_code == 302
+    assert all(len(key) <= 255 for key in IdempotentRequest.objects.values_list("key", flat=True))
+    refused = client.post("/", {"name": "Longer", "system": "cofd", "form_token": longest + "t"})
+    assert refused.status_code == 400 and b"form_token" in refused.content
