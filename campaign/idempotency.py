@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Field
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from psycopg.types.json import Jsonb
 from rest_framework.utils.encoders import JSONEncoder
 
@@ -85,7 +86,7 @@ def canonical_json(raw: bytes) -> bytes:
 def check_key(field: str, key: Any, channel: str = REST) -> str:
     longest = MAX_KEY - len(channel)
     if not valid_key(key, longest):
-        raise InvalidInput(field, f"must be 1 to {longest} printable characters")
+        raise InvalidInput(field, _("must be 1 to {n} printable characters").format(n=longest))
     return key
 
 
@@ -138,7 +139,7 @@ def earlier_answer(scope: Scope, field: str, user: Any = None) -> Answer | None:
         row.delete()
         return None
     if row.fingerprint != scope.fingerprint:
-        raise KeyReused(field, "this key was already used for a different request")
+        raise KeyReused(field, _("this key was already used for a different request"))
     return Answer(row.status, row.body)
 
 

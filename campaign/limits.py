@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework.parsers import JSONParser
 
 from campaign.errors import DomainError, InvalidInput
@@ -59,14 +60,17 @@ def parse_json(text: str | bytes, field: str = "body") -> Any:
 def decode_json(text: str | bytes, field: str = "body") -> Any:
     """Decode JSON within the byte limit, its shape not checked yet (`check_shape`)."""
     if len(text) > max_body_bytes():
-        raise TooLarge(field, f"is larger than {max_body_bytes()} bytes")
+        raise TooLarge(field, _("is larger than {n} bytes").format(n=max_body_bytes()))
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
-        raise InvalidInput(field, f"nests deeper than {MAX_DEPTH} levels") from None
+        raise InvalidInput(field, _NESTED.format(n=MAX_DEPTH)) from None
     except ValueError as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-        raise InvalidInput(field, f"is not valid JSON ({error})") from None
+        raise InvalidInput(field, _("is not valid JSON ({error})").format(error=error)) from None
     return value
+
+
+_NESTED = gettext_lazy("nests deeper than {n} levels")
 
 
 def check_shape(value: Any, path: str = "", depth: int = 0) -> None:
@@ -77,19 +81,19 @@ def check_shape(value: Any, path: str = "", depth: int = 0) -> None:
         return
     elif isinstance(value, int):
         if abs(value) > MAX_INT:
-            raise InvalidInput(where, f"must be within ±{MAX_INT}")
+            raise InvalidInput(where, _("must be within ±{n}").format(n=MAX_INT))
     elif isinstance(value, list | dict):
         if depth >= MAX_DEPTH:
-            raise InvalidInput(where, f"nests deeper than {MAX_DEPTH} levels")
+            raise InvalidInput(where, _NESTED.format(n=MAX_DEPTH))
         if isinstance(value, list):
             most = MAX_FACES if path in FACES or path.rpartition(".")[0] in FACES else MAX_ITEMS
             if len(value) > most:
-                raise InvalidInput(where, f"lists hold at most {most} items")
+                raise InvalidInput(where, _("lists hold at most {n} items").format(n=most))
             for index, item in enumerate(value):
                 check_shape(item, f"{path}.{index}" if path else str(index), depth + 1)
         else:
             if len(value) > MAX_KEYS:
-                raise InvalidInput(where, f"objects hold at most {MAX_KEYS} keys")
+                raise InvalidInput(where, _("objects hold at most {n} keys").format(n=MAX_KEYS))
             for key, item in value.items():
                 named = f"{path}.{key}" if path else key
                 _check_text(key, path or "body", MAX_KEY, what="keys")
@@ -97,10 +101,19 @@ def check_shape(value: Any, path: str = "", depth: int = 0) -> None:
 
 
 def _check_text(text: str, where: str, limit: int, what: str = "text") -> None:
+    keys = what == "keys"
     if len(text) > limit:
-        raise InvalidInput(where[:150], f"{what} of at most {limit} characters")
+        message = (
+            _("keys of at most {n} characters") if keys else _("text of at most {n} characters")
+        )
+        raise InvalidInput(where[:150], message.format(n=limit))
     if "\x00" in text:
-        raise InvalidInput(where[:150], f"{what} must not contain NUL characters")
+        message = (
+            _("keys must not contain NUL characters")
+            if keys
+            else _("text must not contain NUL characters")
+        )
+        raise InvalidInput(where[:150], message)
     if not text.isascii() and _has_lone_surrogate(text):
         if what == "keys":
             message = _("keys must not contain a lone UTF-16 surrogate (\\ud800-\\udfff)")
@@ -130,7 +143,9 @@ def check_stored_size(value: Any, field: str, limit: int) -> None:
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
     size = len(text.encode())
     if size > limit:
-        raise InvalidInput(field, f"is {size} bytes once stored; the limit is {limit}")
+        raise InvalidInput(
+            field, _("is {size} bytes once stored; the limit is {n}").format(size=size, n=limit)
+        )
 
 
 class BoundedJSONParser(JSONParser):
@@ -140,5 +155,5 @@ class BoundedJSONParser(JSONParser):
         limit = max_body_bytes()
         raw = stream.read(limit + 1) if stream is not None else b""
         if len(raw) > limit:
-            raise TooLarge("body", f"is larger than {limit} bytes")
+            raise TooLarge("body", _("is larger than {n} bytes").format(n=limit))
         return parse_json(raw) if raw.strip() else {}

@@ -109,3 +109,30 @@ def test_sheet_and_follow_up_refusals_in_russian(table, users):
     assert_russian(client.post(f"{base}sessions/", {}, format="json"), 403)
     assert_russian(client.post(f"{base}checks/99/dramatic-failure/", {}, format="json"), 404)
     assert_russian(client.post("/api/join/", {"invite_code": "nope"}, format="json"), 404)
+
+
+def test_the_bodys_limits_and_the_keys_refusals_in_russian(table, users):
+    """The limits every body goes through (and the Idempotency-Key's checks) were English
+    f-strings: a Russian table heard "lists hold at most 50 items"."""
+    campaign, alice = table
+    services.start_session(campaign=campaign, actor=users["gm"])
+    client = russian(users["alice"])
+    me = {"character": str(alice.pk), "traits": ["Wits"]}
+    cases = [
+        {**me, "label": "x" * 201},  # text of at most 200 characters
+        {**me, "label": "a\x00b"},  # NUL
+        {**me, "modifiers": [{"value": 1}] * 51},  # lists of at most 50
+        {**me, "pool": 2**40},  # integers within ±2**31-1
+        {**me, "x" * 101: 1},  # keys of at most 100 characters
+    ]
+    for body in cases:
+        assert_russian(client.post(checks_url(campaign), body, format="json"), 400)
+    bad_json = client.post(checks_url(campaign), "{", content_type="application/json")
+    assert bad_json.status_code == 400 and CYRILLIC.search(str(bad_json.json())), bad_json.json()
+    bad_key = client.post(checks_url(campaign), me, format="json", HTTP_IDEMPOTENCY_KEY="\n")
+    assert_russian(bad_key, 400)
+    client.post(checks_url(campaign), me, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    reused = client.post(
+        checks_url(campaign), {**me, "label": "other"}, format="json", HTTP_IDEMPOTENCY_KEY="k"
+    )
+    assert_russian(reused, 422)
