@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rolls.rules import option
-from rolls.systems import cofd, d6pool, storyteller
+from rolls.systems import MAX_DICE, cofd, d6pool, storyteller
 from rolls.systems.errors import RuleError
 from rolls.systems.errors import gettext_noop as _
 from rolls.systems.traits import NICE_DAMNIT_RANKS
 
-MAX_DICE = 100
 MAX_MODIFIER = 50
 
 # Request keys each system understands, with the engine key they feed (None: used in assembly).
