@@ -4,6 +4,8 @@ holds that history: a restored older backup, or an event rewritten with the chai
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -49,16 +51,20 @@ def restore_older_backup(campaign_id: int, keep: int) -> None:
     call_command("rebuild_projections", campaign=[campaign_id])  # the backup's read models
 
 
-def rewrite_and_rehash(campaign_id: int, seq: int) -> None:
-    """An attacker edits event `seq` (a public roll turned blind) and re-hashes everything after
-    it, so that the stored log verifies on its own."""
+def _turn_blind(row: dict) -> None:
+    row["visibility"] = "blind"
+    row["payload"] = {**row["payload"], "salt": "ab" * 16}
+
+
+def rewrite_and_rehash(campaign_id: int, seq: int, change: Callable[[dict], None] = _turn_blind):
+    """An attacker edits event `seq` (``change`` edits its row: by default a public roll turned
+    blind) and re-hashes everything after it, so that the stored log verifies on its own."""
     rows = list(event_rows(campaign_id))
     prev = rows[seq - 2]["hash"]
     statements = []
     for row in rows[seq - 1 :]:
         if row["seq"] == seq:
-            row["visibility"] = "blind"
-            row["payload"] = {**row["payload"], "salt": "ab" * 16}
+            change(row)
         row["prev_hash"] = prev
         row["hash"] = prev = document_hash(row)
         statements.append(

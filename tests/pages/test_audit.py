@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
 from campaign import services
-from eventlog import append_only
-from eventlog.chain import canonical_json, document_hash
 from eventlog.models import Event
-from rolls.trust.stored_log import event_rows
+from tests.live.test_live_witness import rewrite_and_rehash
 
 pytestmark = pytest.mark.django_db
 
@@ -138,42 +135,6 @@ def test_a_hidden_roll_that_does_not_verify_is_named_but_not_told_to_a_player(ro
         assert "dramatic_failure" not in told and "outcome" not in told and "faces" not in told
 
 
-def rewrite_and_rehash(campaign_id: int, seq: int, change) -> None:
-    """Someone with the database edits event ``seq`` and re-hashes the chain after it (the
-    chain holds; what the roll says no longer follows from its dice)."""
-    rows = list(event_rows(campaign_id))
-    prev = rows[seq - 2]["hash"]
-    statements = []
-    for row in rows[seq - 1 :]:
-        if row["seq"] == seq:
-            change(row["payload"])
-        row["prev_hash"] = prev
-        row["hash"] = prev = document_hash(row)
-        statements.append(
-            (
-                "UPDATE campaign_event SET payload = %s, payload_text = %s, prev_hash = %s, "
-                "hash = %s WHERE campaign_id = %s AND seq = %s",
-                [
-                    *[canonical_json(row["payload"])] * 2,
-                    row["prev_hash"],
-                    row["hash"],
-                    campaign_id,
-                    row["seq"],
-                ],
-            )
-        )
-    statements.append(
-        ("UPDATE campaign_campaign SET head_hash = %s WHERE id = %s", [prev, campaign_id])
-    )
-    append_only.drop(connection)
-    try:
-        with connection.cursor() as cursor:
-            for statement, params in statements:
-                cursor.execute(statement, params)
-    finally:
-        append_only.install(connection)
-
-
 def _verify_parts(text: str) -> tuple[str, str]:
     problems = text[text.index('class="verify-problems"') :]
     problems = problems[: problems.index("</ul>")]
@@ -190,8 +151,8 @@ def test_the_session_row_tells_a_player_no_more_than_the_problem_list(table):
     table.roll("alice", [9, 9, 9], traits=["Wits"], label="A blind hunch", visibility="blind")
     blind = Event.objects.get(campaign=table.campaign, payload__label="A blind hunch")
 
-    def change(payload):
-        payload["rolls"][0]["result"]["outcome"] = "dramatic_failure"
+    def change(row):
+        row["payload"]["rolls"][0]["result"]["outcome"] = "dramatic_failure"
 
     rewrite_and_rehash(table.campaign.pk, blind.seq, change)
 
