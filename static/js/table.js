@@ -200,6 +200,7 @@ export class Table {
     return {
       isGm: this.isGm,
       me: this.me.id,
+      mayRoll: Boolean(this.state?.may_roll),
       characterName: (id) => characters.get(id)?.name,
       username: (id) => this.usernames.get(id),
       // The follow-ups the server offers for a check: the rule-state panel's list when it was read
