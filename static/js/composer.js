@@ -74,11 +74,19 @@ export class Composer {
       event.preventDefault();
       target.focus();
     });
-    // A sheet that changed changes the odds (and clears an error the old sheet caused).
+    // What the server holds changed (a sheet, a Willpower spent or edited, a task reset, a new
+    // period): the balance beside the box is shown again, and the odds asked again (they are
+    // the server's; it knows what they depend on). An answer like the last one redraws nothing.
+    const follow = () => {
+      this.showWillpower();
+      this.updateOdds();
+    };
     table.on("characters", () => {
-      if (this.renderCharacters()) this.updateOdds();
+      this.renderCharacters();
+      follow();
       this.rollbox?.renderFavourites();
     });
+    table.on("state", follow);
     this.renderCharacters();
     this.restore();
     const box = $("#rollbox", form);
@@ -370,27 +378,33 @@ export class Composer {
   async odds() {
     const request = this.request();
     const chosen = this.chosen();
+    const token = (this.oddsToken = (this.oddsToken || 0) + 1);
     if (!request.traits.length && !request.pool) {
+      this.oddsShown = null;
       clear(this.oddsEl).append(h("p", { class: "muted" }, t("odds_none")));
       return;
     }
     const targets = chosen.length ? chosen.slice(0, 4) : [null];
-    const token = (this.oddsToken = (this.oddsToken || 0) + 1);
-    const charts = await Promise.all(
+    const answers = await Promise.all(
       targets.map(async (character) => {
         const body = { ...request };
         delete body.visibility;
         if (character) body.character = character.id;
+        const title = targets.length > 1 || this.gm ? t("odds_for", { name: character ? character.name : t("npc") }) : t("odds");
         try {
-          const answer = await this.table.api.post("checks/odds/", body);
-          const title = targets.length > 1 || this.gm ? t("odds_for", { name: character ? character.name : t("npc") }) : t("odds");
-          return oddsChart(this.system, answer, title);
+          return { title, answer: await this.table.api.post("checks/odds/", body) };
         } catch (error) {
-          return h("p", { class: "muted odds-error" }, character ? `${character.name}: ` : "", error.message);
+          return { title, name: character?.name, error: error.message };
         }
       }),
     );
     if (token !== this.oddsToken) return;
+    const shown = JSON.stringify(answers);
+    if (shown === this.oddsShown) return;
+    this.oddsShown = shown;
+    const charts = answers.map(({ title, answer, name, error }) =>
+      answer ? oddsChart(this.system, answer, title) : h("p", { class: "muted odds-error" }, name ? `${name}: ` : "", error),
+    );
     clear(this.oddsEl).append(...charts);
   }
 
@@ -458,6 +472,7 @@ export class Composer {
     if (this.form.elements.faces) this.form.elements.faces.value = "";
     if (this.form.elements.willpower) this.form.elements.willpower.checked = false;
     if (this.form.elements.resistance_willpower) this.form.elements.resistance_willpower.checked = false;
+    this.updateOdds(); // without the Willpower just cleared
   }
 
   // The roller sees what they rolled beside the button they pressed (on a phone the feed is
