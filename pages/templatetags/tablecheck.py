@@ -345,6 +345,8 @@ JS_TEXT: dict[str, Any] = {
     "select_character": _("Choose a character"),
     "no_traits": _("Click traits on the sheet or below to add them."),
     "error": _("That did not work: {message}"),
+    "no_connection": _("No connection: nothing was done. Try again."),
+    "no_connection_roll": _("No connection: your roll was not made. Try again."),
     "saved": _("Saved."),
     "copied": _("Copied to the clipboard."),
     "confirm_end_session": _("End the session? Hidden rolls stay hidden until you reveal them."),

@@ -1,6 +1,6 @@
 // The roll form (players) and the call for a check (GM): traits from the sheet, the system's own
 // fields, the odds before anything is rolled, then roll (or call).
-import { errorText } from "./api.js";
+import { errorFields, errorText, isNetworkError } from "./api.js";
 import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t } from "./i18n.js";
@@ -394,11 +394,13 @@ export class Composer {
         try {
           return { title, answer: await this.table.api.post("checks/odds/", body) };
         } catch (error) {
-          return { title, name: character?.name, error: error.message };
+          return { title, name: character?.name, error: isNetworkError(error) ? t("no_connection") : error.message };
         }
       }),
     );
     if (token !== this.oddsToken) return;
+    // The server answered again: a lost connection the form reported is back.
+    if (this.offline && answers.some((a) => a.answer)) this.showError("");
     const shown = JSON.stringify(answers);
     if (shown === this.oddsShown) return;
     this.oddsShown = shown;
@@ -408,9 +410,26 @@ export class Composer {
     clear(this.oddsEl).append(...charts);
   }
 
-  showError(message) {
+  // The form's error; `error`'s fields that are on the form are marked, described by it.
+  showError(message, error = null) {
     this.errorEl.hidden = !message;
     this.errorEl.textContent = message || "";
+    this.offline = Boolean(error && isNetworkError(error));
+    for (const el of this.form.querySelectorAll("[aria-invalid]")) {
+      el.removeAttribute("aria-invalid");
+      if ("errorDescribed" in el.dataset) {
+        if (el.dataset.errorDescribed) el.setAttribute("aria-describedby", el.dataset.errorDescribed);
+        else el.removeAttribute("aria-describedby");
+        delete el.dataset.errorDescribed;
+      }
+    }
+    for (const path of error ? errorFields(error) : []) {
+      const field = this.form.elements[path.split(".")[0]];
+      if (!field || !field.setAttribute || field === this.picker) continue;
+      field.setAttribute("aria-invalid", "true");
+      field.dataset.errorDescribed = field.getAttribute("aria-describedby") || "";
+      field.setAttribute("aria-describedby", `${field.dataset.errorDescribed} ${this.errorEl.id}`.trim());
+    }
   }
 
   async submit(action) {
@@ -442,7 +461,7 @@ export class Composer {
         );
       }
     } catch (error) {
-      this.showError(errorText(error));
+      this.showError(errorText(error, action === "call" ? "no_connection" : "no_connection_roll"), error);
     } finally {
       this.busy = false;
       button.removeAttribute("aria-busy");
@@ -460,7 +479,7 @@ export class Composer {
         checks.push(check);
       }
     } catch (error) {
-      this.showError(errorText(error));
+      this.showError(errorText(error, "no_connection_roll"), error);
       return;
     } finally {
       if (checks.length) {

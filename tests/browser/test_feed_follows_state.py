@@ -95,3 +95,50 @@ def test_the_forms_willpower_and_odds_follow_spends_edits_and_resets(accounts, o
     body = {"character": str(hero.id), "task": "the lock"}
     gm_writes(server, accounts["gm"], campaign, "POST", "tasks/reset/", body)
     expect(odds).not_to_contain_text("attempt 2", timeout=LIVE)
+
+
+def test_a_lost_connection_is_said_in_the_pages_words_and_cleared_when_it_is_back(
+    accounts, open_page, server
+):
+    campaign, _ = cofd_table(accounts, manual_dice=True)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/", language="ru")
+    live(alice)
+    form = alice.locator("#composer")
+    alice.locator("#sheets button.trait", has_text="Wits").click()
+    expect(alice.locator("#composer-odds .odds")).to_be_visible()
+    error = form.locator("#composer-error")
+    server.stop()
+    expect(alice.locator("#conn")).to_have_attribute("data-state", "offline")
+    form.locator("button#composer-roll").click()
+    # The page's retries give up after some seconds: then it says so, in Russian.
+    expect(error).to_have_text("Нет связи: бросок не сделан. Попробуйте ещё раз.", timeout=20_000)
+    server.start()
+    expect(alice.locator("#conn")).to_have_attribute("data-state", "live", timeout=15_000)
+    expect(error).to_be_hidden(timeout=LIVE)
+    expect(alice.locator("#composer-odds .odds-error")).to_have_count(0)
+
+
+def test_an_error_says_the_servers_message_without_the_apis_field_path(accounts, open_page):
+    campaign, _ = cofd_table(accounts, manual_dice=True)
+    services.end_session(campaign=campaign, actor=accounts["gm"])
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    form = alice.locator("#composer")
+    alice.locator("#sheets button.trait", has_text="Wits").click()
+    form.get_by_label("Faces of your physical dice").fill("8 8 8")
+    form.locator("button#composer-roll").click()
+    error = form.locator("#composer-error")
+    expect(error).to_contain_text("no session is open")
+    expect(error).not_to_contain_text("session:")
+    expect(form.get_by_label("Faces of your physical dice")).not_to_have_attribute(
+        "aria-invalid", "true"
+    )
+
+    services.start_session(campaign=campaign, actor=accounts["gm"], title="Saturday")
+    form.get_by_label("Faces of your physical dice").fill("8 8 8 8 8 8 8 8 8")  # not 3 dice
+    form.locator("button#composer-roll").click()
+    expect(error).not_to_contain_text("faces:")
+    faces = form.get_by_label("Faces of your physical dice")
+    expect(faces).to_have_attribute("aria-invalid", "true")  # the field the error is about
+    assert "composer-error" in (faces.get_attribute("aria-describedby") or "")
+
