@@ -347,6 +347,7 @@ JS_TEXT: dict[str, Any] = {
     "error": _("That did not work: {message}"),
     "no_connection": _("No connection: nothing was done. Try again."),
     "no_connection_roll": _("No connection: your roll was not made. Try again."),
+    "blind_sent": _("Your blind roll went to the GM."),
     "saved": _("Saved."),
     "copied": _("Copied to the clipboard."),
     "confirm_end_session": _("End the session? Hidden rolls stay hidden until you reveal them."),

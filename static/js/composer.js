@@ -501,7 +501,11 @@ export class Composer {
     if (!box) return;
     clear(box);
     for (const check of checks) {
-      if (check.redacted) continue;
+      if (check.redacted) {
+        // A blind roll: its roller may not see it, but is told where it went.
+        box.append(h("p", { class: "last-roll last-blind" }, t("blind_sent"), " ", h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq }))));
+        continue;
+      }
       const roll = (check.data.rolls || [])[0];
       if (!roll) continue;
       box.append(

@@ -142,3 +142,13 @@ def test_an_error_says_the_servers_message_without_the_apis_field_path(accounts,
     expect(faces).to_have_attribute("aria-invalid", "true")  # the field the error is about
     assert "composer-error" in (faces.get_attribute("aria-describedby") or "")
 
+
+def test_a_blind_roll_is_confirmed_beside_the_button(accounts, open_page):
+    campaign, _ = cofd_table(accounts)
+    boris = open_page("boris", f"/campaigns/{campaign.pk}/play/")
+    live(boris)
+    roll(boris, "Wits", label="Listen at the door", visibility="GM only")
+    result = boris.locator("#composer-result")
+    expect(result).to_be_visible()
+    expect(result).to_contain_text("Your blind roll went to the GM.")
+    expect(result).not_to_contain_text("Listen at the door")
