@@ -110,6 +110,9 @@ def allowances_for(
         "system": campaign.system,
         "options": campaign.options,
         "session": session.number if session else None,
+        # Whether this member may roll now (what `check_roll` refuses first): the feed offers
+        # «Roll again» on their own rolls by it, and follows it when the session ends.
+        "may_roll": session is not None and membership.role != Role.OBSERVER,
         "chapter": chapter.number if chapter else None,
         "scene": scene.number if scene else None,
         "table_free_botch_used": table_used,

@@ -14,15 +14,28 @@ export class ApiError extends Error {
   }
 }
 
+// The server's messages without the fields they name ("session", "request.traits"): those are
+// the API's paths, not words of the page. A form that has the field shows the error at it
+// (errorFields).
 function describe(body) {
   if (!body || typeof body !== "object") return "";
   const parts = [];
   for (const [field, value] of Object.entries(body)) {
     if (field === "code") continue;
-    const text = Array.isArray(value) ? value.join(" ") : String(value);
-    parts.push(field === "detail" || field === "non_field_errors" ? text : `${field}: ${text}`);
+    parts.push(Array.isArray(value) ? value.join(" ") : String(value));
   }
   return parts.join("; ");
+}
+
+// The fields an answer's errors name (dotted paths), for the forms that have them.
+export function errorFields(error) {
+  const body = error instanceof ApiError && error.body && typeof error.body === "object" ? error.body : {};
+  return Object.keys(body).filter((field) => !["code", "detail", "non_field_errors"].includes(field));
+}
+
+// The request never reached the server, or its answer never came back (after the retries).
+export function isNetworkError(error) {
+  return error instanceof TypeError && !(error instanceof ApiError);
 }
 
 // A fresh key per user action: the server runs a write once per key, so a retry after a lost
@@ -85,6 +98,9 @@ export function makeApi(base) {
   };
 }
 
-export function errorText(error) {
+// ``offline``: what to say when the network failed (the browser's own words are neither
+// translated nor about what the user did).
+export function errorText(error, offline = "no_connection") {
+  if (isNetworkError(error)) return t(offline);
   return t("error", { message: error && error.message ? error.message : String(error) });
 }

@@ -1,6 +1,6 @@
 // The roll form (players) and the call for a check (GM): traits from the sheet, the system's own
 // fields, the odds before anything is rolled, then roll (or call).
-import { errorText } from "./api.js";
+import { errorFields, errorText, isNetworkError } from "./api.js";
 import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t } from "./i18n.js";
@@ -74,11 +74,19 @@ export class Composer {
       event.preventDefault();
       target.focus();
     });
-    // A sheet that changed changes the odds (and clears an error the old sheet caused).
+    // What the server holds changed (a sheet, a Willpower spent or edited, a task reset, a new
+    // period): the balance beside the box is shown again, and the odds asked again (they are
+    // the server's; it knows what they depend on). An answer like the last one redraws nothing.
+    const follow = () => {
+      this.showWillpower();
+      this.updateOdds();
+    };
     table.on("characters", () => {
-      if (this.renderCharacters()) this.updateOdds();
+      this.renderCharacters();
+      follow();
       this.rollbox?.renderFavourites();
     });
+    table.on("state", follow);
     this.renderCharacters();
     this.restore();
     const box = $("#rollbox", form);
@@ -370,33 +378,58 @@ export class Composer {
   async odds() {
     const request = this.request();
     const chosen = this.chosen();
+    const token = (this.oddsToken = (this.oddsToken || 0) + 1);
     if (!request.traits.length && !request.pool) {
+      this.oddsShown = null;
       clear(this.oddsEl).append(h("p", { class: "muted" }, t("odds_none")));
       return;
     }
     const targets = chosen.length ? chosen.slice(0, 4) : [null];
-    const token = (this.oddsToken = (this.oddsToken || 0) + 1);
-    const charts = await Promise.all(
+    const answers = await Promise.all(
       targets.map(async (character) => {
         const body = { ...request };
         delete body.visibility;
         if (character) body.character = character.id;
+        const title = targets.length > 1 || this.gm ? t("odds_for", { name: character ? character.name : t("npc") }) : t("odds");
         try {
-          const answer = await this.table.api.post("checks/odds/", body);
-          const title = targets.length > 1 || this.gm ? t("odds_for", { name: character ? character.name : t("npc") }) : t("odds");
-          return oddsChart(this.system, answer, title);
+          return { title, answer: await this.table.api.post("checks/odds/", body) };
         } catch (error) {
-          return h("p", { class: "muted odds-error" }, character ? `${character.name}: ` : "", error.message);
+          return { title, name: character?.name, error: isNetworkError(error) ? t("no_connection") : error.message };
         }
       }),
     );
     if (token !== this.oddsToken) return;
+    // The server answered again: a lost connection the form reported is back.
+    if (this.offline && answers.some((a) => a.answer)) this.showError("");
+    const shown = JSON.stringify(answers);
+    if (shown === this.oddsShown) return;
+    this.oddsShown = shown;
+    const charts = answers.map(({ title, answer, name, error }) =>
+      answer ? oddsChart(this.system, answer, title) : h("p", { class: "muted odds-error" }, name ? `${name}: ` : "", error),
+    );
     clear(this.oddsEl).append(...charts);
   }
 
-  showError(message) {
+  // The form's error; `error`'s fields that are on the form are marked, described by it.
+  showError(message, error = null) {
     this.errorEl.hidden = !message;
     this.errorEl.textContent = message || "";
+    this.offline = Boolean(error && isNetworkError(error));
+    for (const el of this.form.querySelectorAll("[aria-invalid]")) {
+      el.removeAttribute("aria-invalid");
+      if ("errorDescribed" in el.dataset) {
+        if (el.dataset.errorDescribed) el.setAttribute("aria-describedby", el.dataset.errorDescribed);
+        else el.removeAttribute("aria-describedby");
+        delete el.dataset.errorDescribed;
+      }
+    }
+    for (const path of error ? errorFields(error) : []) {
+      const field = this.form.elements[path.split(".")[0]];
+      if (!field || !field.setAttribute || field === this.picker) continue;
+      field.setAttribute("aria-invalid", "true");
+      field.dataset.errorDescribed = field.getAttribute("aria-describedby") || "";
+      field.setAttribute("aria-describedby", `${field.dataset.errorDescribed} ${this.errorEl.id}`.trim());
+    }
   }
 
   async submit(action) {
@@ -428,7 +461,7 @@ export class Composer {
         );
       }
     } catch (error) {
-      this.showError(errorText(error));
+      this.showError(errorText(error, action === "call" ? "no_connection" : "no_connection_roll"), error);
     } finally {
       this.busy = false;
       button.removeAttribute("aria-busy");
@@ -446,7 +479,7 @@ export class Composer {
         checks.push(check);
       }
     } catch (error) {
-      this.showError(errorText(error));
+      this.showError(errorText(error, "no_connection_roll"), error);
       return;
     } finally {
       if (checks.length) {
@@ -458,6 +491,7 @@ export class Composer {
     if (this.form.elements.faces) this.form.elements.faces.value = "";
     if (this.form.elements.willpower) this.form.elements.willpower.checked = false;
     if (this.form.elements.resistance_willpower) this.form.elements.resistance_willpower.checked = false;
+    this.updateOdds(); // without the Willpower just cleared
   }
 
   // The roller sees what they rolled beside the button they pressed (on a phone the feed is
@@ -467,7 +501,11 @@ export class Composer {
     if (!box) return;
     clear(box);
     for (const check of checks) {
-      if (check.redacted) continue;
+      if (check.redacted) {
+        // A blind roll: its roller may not see it, but is told where it went.
+        box.append(h("p", { class: "last-roll last-blind" }, t("blind_sent"), " ", h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq }))));
+        continue;
+      }
       const roll = (check.data.rolls || [])[0];
       if (!roll) continue;
       box.append(

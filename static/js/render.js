@@ -210,20 +210,16 @@ export function checkItem(check, ctx) {
     body,
     comparisonText(check),
     followups(check, ctx),
-    rollAgain(check, ctx),
   );
   return item;
 }
 
-// "Roll again" on one's own cards that carry the request they were rolled from (the server
-// rolls it anew: POST …/checks/<seq>/again/).
+// "Roll again" on one's own cards that carry the request they were rolled from, while the
+// server's state says this member may roll (`may_roll`: a session is open). The server rolls it
+// anew: POST …/checks/<seq>/again/. Drawn with the follow-ups, so it follows the state live.
 function rollAgain(check, ctx) {
-  if (!ctx.me || check.actor_id !== ctx.me || !check.data.request) return null;
-  return h(
-    "div",
-    { class: "card-actions" },
-    h("button", { type: "button", class: "btn btn-small btn-ghost", onclick: () => ctx.act("again", check.seq) }, t("roll_again")),
-  );
+  if (!ctx.mayRoll || !ctx.me || check.actor_id !== ctx.me || !check.data.request) return null;
+  return h("button", { type: "button", class: "btn btn-small btn-ghost roll-again", onclick: () => ctx.act("again", check.seq) }, t("roll_again"));
 }
 
 // A die face down: what a hidden roll looks like to those who may not see it.
@@ -282,6 +278,7 @@ export function followups(check, ctx) {
     .offers(check)
     .map((offer) => (OFFER_VIEWS[offer.kind] || (() => null))(check, offer, ctx))
     .flat()
+    .concat(rollAgain(check, ctx))
     .filter(Boolean);
   return drawn.length ? h("div", { class: "followups" }, drawn) : null;
 }

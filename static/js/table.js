@@ -200,6 +200,7 @@ export class Table {
     return {
       isGm: this.isGm,
       me: this.me.id,
+      mayRoll: Boolean(this.state?.may_roll),
       characterName: (id) => characters.get(id)?.name,
       username: (id) => this.usernames.get(id),
       // The follow-ups the server offers for a check: the rule-state panel's list when it was read
@@ -260,10 +261,12 @@ export class Table {
       },
       loadOlder: (before) => this.loadOlder(before),
     });
-    const first = this.checks.size ? Math.min(...this.checks.keys()) : -Infinity;
-    this.list.reset([...this.checks.keys(), ...this.markers.keys()].filter((seq) => !(seq < first)), {
-      hasOlder: Boolean(this.data.more_checks),
-    });
+    // The same feed as a page that stayed open: with older rolls still on the server, the markers
+    // older than the first roll loaded come with those rolls ("Show older", loadOlder); with none,
+    // every marker the page was given is shown now.
+    const hasOlder = Boolean(this.data.more_checks);
+    const first = hasOlder && this.checks.size ? Math.min(...this.checks.keys()) : -Infinity;
+    this.list.reset([...this.checks.keys(), ...this.markers.keys()].filter((seq) => !(seq < first)), { hasOlder });
   }
 
   // What the rules allow changed (state, sheets, options): only the follow-up controls follow.

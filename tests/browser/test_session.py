@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 from rest_framework.authtoken.models import Token
 
 from campaign import services
+from rolls.checks import calls
 from rolls.checks import services as roll_services
 
 from .test_table import cofd_table, live
@@ -374,3 +375,50 @@ def test_no_page_is_wider_than_a_phone(accounts, open_page):
         page.wait_for_timeout(300)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"{path} is {width}px wide on a 390px phone"
+
+
+def feed_items(page: Page) -> list[str]:
+    """What the feed shows, newest first: each card's or marker's seq and text."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('#feed [data-seq]')].map(
+          (node) => `${node.dataset.seq} ${node.className.split(' ')[0]}`)"""
+    )
+
+
+def test_a_reloaded_feed_shows_the_markers_a_page_that_stayed_open_shows(
+    accounts, open_page, server
+):
+    campaign, characters = cofd_table(accounts)  # session 1 and chapter 1 started: two markers
+    calls.call_for_check(
+        campaign=campaign,
+        actor=accounts["gm"],
+        character_ids=[str(characters["alice"].id)],
+        request={"traits": ["Wits"], "label": "look around"},
+    )
+    stayed = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(stayed)
+    for _ in range(2):
+        roll_live(server, campaign, accounts["boris"], characters["boris"], ["Wits"])
+    expect(stayed.locator("#feed article.roll")).to_have_count(2)
+    reloaded = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(reloaded)
+    markers = reloaded.locator("#feed .marker")
+    expect(markers).to_have_count(3)  # all older than the first roll, none left out
+    expect(markers.filter(has_text="Session 1 started")).to_have_count(1)
+    expect(markers.filter(has_text="The GM calls for a check")).to_have_count(1)
+    assert feed_items(reloaded) == feed_items(stayed)
+    expect(reloaded.get_by_role("button", name="Show older rolls")).to_have_count(0)
+
+
+def test_markers_older_than_the_window_come_with_the_older_rolls(accounts, open_page):
+    campaign, characters = cofd_table(accounts)
+    for n in range(51):  # one more than the window
+        roll_as(campaign, accounts["boris"], characters["boris"], ["Wits"], f"roll {n}")
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    expect(alice.locator("#feed article.roll")).to_have_count(50)
+    expect(alice.locator("#feed .marker")).to_have_count(0)  # older than every roll shown
+    alice.get_by_role("button", name="Show older rolls").click()
+    expect(alice.locator("#feed article.roll")).to_have_count(51)
+    expect(alice.locator("#feed .marker")).to_have_count(2)
+    expect(alice.locator("#feed [data-seq]").last).to_contain_text("Session 1 started")

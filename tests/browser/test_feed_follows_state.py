@@ -1,0 +1,157 @@
+"""The controls around the feed follow the server's state live: «Roll again» only while a
+session is open, the roll form's Willpower count and odds after what changes them, and the
+result area's messages (a lost connection, a blind roll)."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+from rest_framework.authtoken.models import Token
+
+from campaign import services
+
+from .test_table import LIVE, cofd_table, item, live, roll
+from .test_table_in_use import through_the_server
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+
+def gm_writes(server, gm, campaign, method: str, path: str, body: dict) -> None:
+    """The GM's write from another client of the table (the server publishes it live)."""
+    token, _ = Token.objects.get_or_create(user=gm)
+    response = httpx.request(
+        method,
+        f"{server.url}/api/campaigns/{campaign.pk}/{path}",
+        json=body,
+        headers={"Authorization": f"Token {token.key}"},
+        timeout=10,
+    )
+    assert response.status_code < 300, response.text
+
+
+def test_roll_again_is_offered_only_while_a_session_is_open(accounts, open_page, server):
+    campaign, _ = cofd_table(accounts, manual_dice=True)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    roll(alice, "Wits", label="Read the stones", faces="8 2 3")
+    again = item(alice, "Read the stones").get_by_role("button", name="Roll again")
+    expect(again).to_be_visible()
+
+    through_the_server(server, accounts["gm"], campaign, "sessions/end/", {})
+    expect(alice.locator("#sessionbar")).to_contain_text("The GM starts a session", timeout=LIVE)
+    expect(again).to_have_count(0, timeout=LIVE)
+    alice.reload()
+    live(alice)
+    expect(item(alice, "Read the stones")).to_be_visible()
+    expect(again).to_have_count(0)
+
+    through_the_server(server, accounts["gm"], campaign, "sessions/", {"title": "Saturday"})
+    expect(again).to_be_visible(timeout=LIVE)
+
+
+def test_the_forms_willpower_and_odds_follow_spends_edits_and_resets(accounts, open_page, server):
+    campaign, characters = cofd_table(accounts, manual_dice=True)
+    hero = characters["alice"]
+    services.change_character(
+        campaign=campaign, actor=accounts["gm"], character=hero, resources={"willpower": 4}
+    )
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    form = alice.locator("#composer")
+    for trait in ("Wits", "Occult"):
+        alice.locator("#sheets button.trait", has_text=trait).click()
+    balance = form.locator("#willpower-balance")
+    odds = alice.locator("#composer-odds .odds .breakdown")
+    spend = form.get_by_label("Spend 1 Willpower")
+    expect(balance).to_have_text("· 4 left")
+    expect(odds).to_contain_text("= 5 dice")
+    spend.check()
+    expect(odds).to_contain_text("= 8 dice")
+
+    # A roll spends it: the count follows the sheet, the odds the cleared box.
+    form.get_by_label("What for").fill("Hold on")
+    form.get_by_label("Faces of your physical dice").fill("8 2 3 4 5 6 7 1")
+    form.get_by_role("button", name="Roll", exact=True).click()
+    expect(item(alice, "Hold on")).to_be_visible()
+    sheet = alice.locator("#sheets section[aria-label=Marianne] .res-willpower .res-value")
+    expect(sheet).to_have_text("3", timeout=LIVE)
+    expect(spend).not_to_be_checked()
+    expect(balance).to_have_text("· 3 left", timeout=LIVE)
+    expect(odds).to_contain_text("= 5 dice", timeout=LIVE)
+
+    # The GM edits it: the form follows, no field touched.
+    path = f"characters/{hero.id}/"
+    gm_writes(server, accounts["gm"], campaign, "PATCH", path, {"resources": {"willpower": 1}})
+    expect(balance).to_have_text("· 1 left", timeout=LIVE)
+
+    # A failed attempt at a task, then the GM resets it: the odds drop the attempt.
+    form.get_by_label("Task").fill("the lock")
+    form.get_by_label("What for").fill("Pick the lock")
+    form.get_by_label("Faces of your physical dice").fill("1 2 3 4 5")
+    form.get_by_role("button", name="Roll", exact=True).click()
+    expect(item(alice, "Pick the lock")).to_be_visible()
+    expect(odds).to_contain_text("attempt 2", timeout=LIVE)
+    body = {"character": str(hero.id), "task": "the lock"}
+    gm_writes(server, accounts["gm"], campaign, "POST", "tasks/reset/", body)
+    expect(odds).not_to_contain_text("attempt 2", timeout=LIVE)
+
+
+def test_a_lost_connection_is_said_in_the_pages_words_and_cleared_when_it_is_back(
+    accounts, open_page, server
+):
+    campaign, _ = cofd_table(accounts, manual_dice=True)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/", language="ru")
+    live(alice)
+    form = alice.locator("#composer")
+    alice.locator("#sheets button.trait", has_text="Wits").click()
+    expect(alice.locator("#composer-odds .odds")).to_be_visible()
+    error = form.locator("#composer-error")
+    server.stop()
+    expect(alice.locator("#conn")).to_have_attribute("data-state", "offline")
+    form.locator("button#composer-roll").click()
+    # The page's retries give up after some seconds: then it says so, in Russian.
+    expect(error).to_have_text("Нет связи: бросок не сделан. Попробуйте ещё раз.", timeout=20_000)
+    server.start()
+    expect(alice.locator("#conn")).to_have_attribute("data-state", "live", timeout=15_000)
+    expect(error).to_be_hidden(timeout=LIVE)
+    expect(alice.locator("#composer-odds .odds-error")).to_have_count(0)
+
+
+def test_an_error_says_the_servers_message_without_the_apis_field_path(accounts, open_page):
+    campaign, _ = cofd_table(accounts, manual_dice=True)
+    services.end_session(campaign=campaign, actor=accounts["gm"])
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    form = alice.locator("#composer")
+    alice.locator("#sheets button.trait", has_text="Wits").click()
+    form.get_by_label("Faces of your physical dice").fill("8 8 8")
+    form.locator("button#composer-roll").click()
+    error = form.locator("#composer-error")
+    expect(error).to_contain_text("no session is open")
+    expect(error).not_to_contain_text("session:")
+    expect(form.get_by_label("Faces of your physical dice")).not_to_have_attribute(
+        "aria-invalid", "true"
+    )
+
+    services.start_session(campaign=campaign, actor=accounts["gm"], title="Saturday")
+    form.get_by_label("Faces of your physical dice").fill("8 8 8 8 8 8 8 8 8")  # not 3 dice
+    form.locator("button#composer-roll").click()
+    expect(error).to_contain_text("too many faces")
+    expect(error).not_to_have_text(re.compile(r"^That did not work: faces:"))
+    faces = form.get_by_label("Faces of your physical dice")
+    expect(faces).to_have_attribute("aria-invalid", "true")  # the field the error is about
+    assert "composer-error" in (faces.get_attribute("aria-describedby") or "")
+
+
+def test_a_blind_roll_is_confirmed_beside_the_button(accounts, open_page):
+    campaign, _ = cofd_table(accounts)
+    boris = open_page("boris", f"/campaigns/{campaign.pk}/play/")
+    live(boris)
+    roll(boris, "Wits", label="Listen at the door", visibility="GM only")
+    result = boris.locator("#composer-result")
+    expect(result).to_be_visible()
+    expect(result).to_contain_text("Your blind roll went to the GM.")
+    expect(result).not_to_contain_text("Listen at the door")
