@@ -193,7 +193,9 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
     """The first state of a table page (the same shapes the REST API and the feed send)."""
     data = campaign_data(campaign, membership)  # head_seq first: the feed resumes after it
     head = data["head_seq"]
-    session = Session.open_in(campaign)
+    # The markers since the open session began, or the last one (a page that stayed open
+    # through its end shows them; rolls before the window hold theirs back to "Show older").
+    session = Session.open_in(campaign) or Session.objects.filter(campaign=campaign).last()
     recent, more_checks = feed_window(campaign, head)
     since = session.started_seq - 1 if session else (recent[0].seq - 1 if recent else head)
     members = Membership.objects.filter(campaign=campaign).select_related("user")

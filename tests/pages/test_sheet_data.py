@@ -48,3 +48,17 @@ def test_the_gms_first_paint_shows_a_players_sheet_edit(table):
         "table-data",
     )
     assert not [m for m in player["markers"] if m["type"] == "character.changed"]
+
+
+def test_a_page_opened_after_the_session_ended_shows_its_markers(table):
+    """Found by a review: reloaded after the session's end, the feed lost the "session started"
+    and "chapter started" markers older than its first roll, which a page that stayed open
+    shows (and no older roll was left to load them with)."""
+    services.end_session(campaign=table.campaign, actor=table.users["gm"])
+    for who in ("gm", "alice"):
+        page = "gm" if who == "gm" else "play"
+        html = table.client(who).get(f"/campaigns/{table.campaign.pk}/{page}/").content.decode()
+        data = embedded(html, "table-data")
+        kinds = [marker["type"] for marker in data["markers"]]
+        assert kinds[0] == "session.started" and "session.ended" in kinds, (who, kinds)
+        assert "chapter.started" in kinds, (who, kinds)
