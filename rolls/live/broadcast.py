@@ -482,6 +482,7 @@ class Hub:
                 if not self.down and not isinstance(error, MaxConnectionsError):
                     logger.warning("live feed: channel layer unavailable: %s", error)
                     self.down = True
+                    _spawn(self._until_back())
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 2.0)
                 await self._rejoin()
@@ -505,6 +506,14 @@ class Hub:
             logger.warning("live feed: channel layer back; sockets catch up from the log")
             for subscriber in list(self.groups_of):
                 _spawn(subscriber.recover())
+
+    async def _until_back(self) -> None:
+        """Rejoin every second or two until the layer is back: the receive loop's own rejoin may
+        not come (a restarted Redis can answer its wait first, and a channel in no group is sent
+        nothing), and the sockets would wait for the next heartbeat's."""
+        while self.down and self.tasks:
+            await asyncio.sleep(random.uniform(1.0, 2.0))
+            await self._rejoin()
 
     async def _refresh(self) -> None:
         while True:  # also renews the groups' expiry, and retries a group the layer refused
