@@ -108,7 +108,9 @@ PAYLOADS: dict[str, Payload] = {
     CHECK_REVEALED: Payload(("check_seq",)),
     CHECK_CALLED: Payload(("call_id", "character_ids", "character_names", "request")),
     CHECK_CALL_CLOSED: Payload(("call_id",)),
-    TASK_RESET: Payload(("character_id", "task")),
+    # check_seq: the last failure it resets when the table knows of none (the reset is then as
+    # visible as that roll).
+    TASK_RESET: Payload(("character_id", "task"), ("check_seq",)),
 }
 ALL_TYPES: tuple[str, ...] = tuple(PAYLOADS)
 # Every event hidden from some members (visibility other than public) also carries this secret

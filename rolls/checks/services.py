@@ -65,8 +65,8 @@ from rolls.checks.rolling import (
     spend_willpower,
 )
 from rolls.models import Check, CheckCall, TaskAttempts
-from rolls.reads.known import attempts_since_reset
-from rolls.reads.visibility import may_see, outsider
+from rolls.reads.known import failed_attempts, last_counted_failure
+from rolls.reads.visibility import outsider
 from rolls.rules import failed_attempt, option, task_key
 from rolls.systems import cofd
 from rolls.systems.marks import roll_terms
@@ -308,18 +308,23 @@ def reset_task(
         campaign=campaign, character_id=character.pk, task=task_key(task)
     ).exists():
         raise NotFound("task", _("this character has no failed attempts at this task"))
-    # The reset names the task and tells that an attempt at it failed: public only when the
-    # table saw an attempt it resets; else the GMs' (a stub to the others), as the rolls were.
-    seen = any(
-        may_see(check, outsider(campaign.pk))
-        for check in attempts_since_reset(campaign, character.pk, task_key(task))
+    # The reset names the task and tells that a counted attempt at it failed: public only when
+    # the table knows of one; else as visible as the last counted failure (its roll's audience
+    # sees it, everyone once that roll is revealed), a stub to the rest.
+    key = task_key(task)
+    told = failed_attempts(
+        campaign=campaign, character_id=character.pk, task=key, viewer=outsider(campaign.pk)
     )
+    last = last_counted_failure(campaign, character.pk, key)
+    payload: dict[str, Any] = {"character_id": str(character.pk), "task": key}
+    if not told and last is not None:
+        payload["check_seq"] = last.seq
     append_event(
         campaign=campaign,
         type=TASK_RESET,
-        payload={"character_id": str(character.pk), "task": task_key(task)},
+        payload=payload,
         actor_id=actor.pk,
-        visibility=Visibility.PUBLIC if seen else Visibility.PRIVATE,
+        visibility=Visibility.PUBLIC if told or last is None else Visibility.PRIVATE,
         character_id=character.pk,
     )
 

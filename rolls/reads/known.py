@@ -69,6 +69,17 @@ def failed_attempts(
     return _known_failures(failures, attempts_since_reset(campaign, character_id, key), viewer)
 
 
+def last_counted_failure(campaign: Campaign, character_id: UUID | str, key: str) -> Check | None:
+    """The last failed attempt at the task ``key`` its counter counts (after its last reset and
+    its last success), None when it counts none."""
+    last = None
+    for check in attempts_since_reset(campaign, character_id, key):
+        failed = recorded_failed_attempt(check.event.payload)
+        if failed is not None:
+            last = check if failed else None
+    return last
+
+
 def attempts_since_reset(campaign: Campaign, character_id: UUID | str, key: str) -> list[Check]:
     """The checks at the task ``key`` (a `task_key`) since its last reset, in seq order: what
     its counter counted."""

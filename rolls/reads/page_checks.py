@@ -13,7 +13,7 @@ from uuid import UUID
 
 from django.db import connection
 
-from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES
+from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES, TASK_RESET
 from eventlog.models import Event
 from eventlog.recorders import decode
 from eventlog.rows import fetch
@@ -61,8 +61,8 @@ def target_seq(event: Event) -> int | None:
     """The seq of the check an event belongs to (its own for a roll), None for other events."""
     if event.type == CHECK_ROLLED:
         return event.seq
-    if event.type in FOLLOWUP_TYPES or event.type == CHECK_REVEALED:
-        return event.payload.get("check_seq")
+    if event.type in FOLLOWUP_TYPES or event.type in (CHECK_REVEALED, TASK_RESET):
+        return event.payload.get("check_seq")  # a reset's: the failure it names, if hidden
     return None
 
 
