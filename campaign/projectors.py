@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from campaign.models import Campaign, Chapter, Character, Membership, Scene, Session
 from eventlog.event_types import (
     CAMPAIGN_CREATED,
@@ -95,9 +97,9 @@ def _character_created(event: Event) -> None:
 def _character_changed(event: Event) -> None:
     data = event.payload
     fields = {key: data[key] for key in ("name", "owner_id", "traits") if key in data}
-    if "resources" in data:  # the ones the GM set (an older event holds all: the same merge)
+    if "resources" in data or "resource_changes" in data:
         current = Character.objects.values_list("resources", flat=True).get(pk=data["character_id"])
-        fields["resources"] = {**current, **data["resources"]}
+        fields["resources"] = changed_resources(current, data)
     Character.objects.filter(pk=data["character_id"]).update(updated_seq=event.seq, **fields)
 
 
@@ -161,3 +163,12 @@ def _scene_started(event: Event) -> None:
 @projects(SCENE_ENDED)
 def _scene_ended(event: Event) -> None:
     _period_ended(Scene, event)
+
+
+def changed_resources(current: dict[str, int], payload: dict[str, Any]) -> dict[str, int]:
+    """A sheet's resources after a `character.changed`: the GM's changes added up, or (an event
+    logged before the changes were) the values it set."""
+    resources = {**current, **payload.get("resources", {})}
+    for name, change in payload.get("resource_changes", {}).items():
+        resources[name] = resources.get(name, 0) + change
+    return resources

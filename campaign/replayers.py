@@ -6,6 +6,7 @@ from __future__ import annotations
 from uuid import UUID
 
 from campaign.models import Chapter, Character, Membership, Scene, Session
+from campaign.projectors import changed_resources
 from eventlog.event_types import (
     CAMPAIGN_CREATED,
     CAMPAIGN_OPTIONS_CHANGED,
@@ -98,8 +99,8 @@ def _character_changed(replay: Replay, event: Replayed) -> None:
     if character is not None:
         character["updated_seq"] = event.seq
         character.update({key: data[key] for key in ("name", "owner_id", "traits") if key in data})
-        if "resources" in data:  # the resources the GM set, merged (`_character_changed`)
-            character["resources"] = {**character["resources"], **data["resources"]}
+        if "resources" in data or "resource_changes" in data:
+            character["resources"] = changed_resources(character["resources"], data)
 
 
 @replays(CHARACTER_FAVOURITE_ADDED)

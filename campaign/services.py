@@ -375,19 +375,21 @@ def change_character(
         changes["owner_id"] = owner_id
     character = Character.objects.get(pk=character.pk)
     if resources is not None:
-        # Only what the GM set, against the sheet as it stands under the lock (a roll may have
-        # spent Willpower since the form was read): the event is public, and the rest of the
-        # sheet holds what hidden rolls did (a Beat, Fortune spent), which the sheets show only
-        # to those who may see those rolls. The projectors merge it into the resources.
-        changes["resources"] = {
-            name: changes["resources"][name]
+        # What the GM set, as changes to the sheet as it stands under the lock (a roll may have
+        # spent Willpower since the form was read): the event is public, and the sheet holds
+        # what hidden rolls did (a Beat, Fortune spent), which the sheets show only to those
+        # who may see them. A change tells the table nothing of those ("Beats 2" on a sheet it
+        # sees at 0 told it of a hidden Beat; "+1" does not). The projectors add them up.
+        wanted = changes.pop("resources")
+        changes["resource_changes"] = {
+            name: wanted[name] - character.resources.get(name, 0)
             for name in resources
-            if character.resources.get(name) != changes["resources"][name]
+            if character.resources.get(name, 0) != wanted[name]
         }
     changes = {
         key: value
         for key, value in changes.items()
-        if (value != {} if key == "resources" else getattr(character, key) != value)
+        if (value != {} if key == "resource_changes" else getattr(character, key) != value)
     }
     if changes:
         payload: dict[str, Any] = {"character_id": str(character.pk), **changes}

@@ -62,11 +62,12 @@ PAYLOADS: dict[str, Payload] = {
     MEMBER_LEFT: Payload(("user_id",)),
     CHARACTER_CREATED: Payload(("character_id", "owner_id", "name", "traits", "resources")),
     # A trait change records what changed and whether a session was open (the GM's feed shows
-    # a player's mid-session edit). ``resources``: only those the GM set to a new value (merged
-    # into the sheet); the rest may hold what hidden rolls did, and this event is public.
+    # a player's mid-session edit). ``resource_changes``: what the GM's edit changed, by how
+    # much (+1 Beat), never the sheet's values, which hold what hidden rolls did (this event is
+    # public); ``resources``: the values set, in events logged before the changes were.
     CHARACTER_CHANGED: Payload(
         ("character_id",),
-        ("name", "traits", "resources", "owner_id", "diff", "during_session"),
+        ("name", "traits", "resources", "resource_changes", "owner_id", "diff", "during_session"),
     ),
     # A favourite roll: {"id", "name", "text"}, a line of the roll box (docs/rollbox.md).
     CHARACTER_FAVOURITE_ADDED: Payload(("character_id", "favourite")),

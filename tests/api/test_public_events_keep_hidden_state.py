@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+from django.db import transaction
 
 from campaign.models import Character
 from eventlog.models import Event
@@ -74,11 +75,12 @@ def test_a_gm_editing_willpower_does_not_tell_the_table_a_blind_rolls_beat(build
     for who in TABLE:
         shown = _payloads(w, who, "character.changed")
         assert {p["door"] for p in shown} == {"log", "export", "catch-up"}, who
-        assert all(p["resources"] == {"willpower": 2} for p in shown), (who, shown)
+        assert all(p["resource_changes"] == {"willpower": 2} for p in shown), (who, shown)
+        assert all("resources" not in p for p in shown), (who, shown)
         sheet = w.client(who).get(w.url(f"characters/{hero.pk}/")).json()["resources"]
         assert sheet == {"willpower": 2, "beats": 0}, who
     frames = _live_frames(w, "character.changed")
-    assert frames and all(f["payload"]["resources"] == {"willpower": 2} for f in frames), frames
+    assert frames and all(f["payload"]["resource_changes"] == {"willpower": 2} for f in frames)
     assert_rebuild_equals_live(w.cid)  # the projectors merge what the event names
     assert Character.objects.get(pk=hero.pk).resources == {"willpower": 2, "beats": 1}
 
@@ -105,8 +107,36 @@ def test_a_gm_awarding_a_beat_does_not_tell_the_table_a_private_willpower_spend(
             "beats": 1,
         }, who
         last = [p for p in _payloads(w, who, "character.changed") if p["door"] == "log"][-1]
-        assert last["resources"] == {"beats": 1}, (who, last)
-    assert _live_frames(w, "character.changed")[0]["payload"]["resources"] == {"beats": 1}
+        assert last["resource_changes"] == {"beats": 1}, (who, last)
+    assert _live_frames(w, "character.changed")[0]["payload"]["resource_changes"] == {"beats": 1}
+    assert_rebuild_equals_live(w.cid)
+
+
+def test_a_gm_setting_the_resource_a_blind_roll_changed_tells_only_the_change(
+    build_world,
+) -> None:
+    """Found by the day's review: the edit recorded the value set ("Beats 2"), which the table,
+    whose sheet shows the blind roll's Beat left out, could compare with its own (1). It records
+    the change (+1), which the sheets add alike."""
+    w = build_world(
+        "cofd",
+        options={"manual_dice": True, "intentional_dramatic_failure": "unlimited"},
+        rolls=False,
+    )
+    hero = w.characters["alice"]
+    seq = w.roll("gm", faces=COFD_FAILURE, visibility="blind", character=str(hero.pk))
+    assert w.client("gm").post(w.url(f"checks/{seq}/dramatic-failure/")).status_code == 200
+    edited = w.client("gm").patch(
+        w.url(f"characters/{hero.pk}/"), {"resources": {"beats": 2}}, format="json"
+    )
+    assert edited.json()["resources"]["beats"] == 2  # the GM's truth
+    for who in TABLE:
+        assert w.client(who).get(w.url(f"characters/{hero.pk}/")).json()["resources"]["beats"] == 1
+        shown = _payloads(w, who, "character.changed")
+        assert shown and all(p["resource_changes"] == {"beats": 1} for p in shown), (who, shown)
+    assert w.client("gm").post(w.url(f"checks/{seq}/reveal/")).status_code == 200
+    for who in TABLE:  # revealed: every sheet is the truth
+        assert w.client(who).get(w.url(f"characters/{hero.pk}/")).json()["resources"]["beats"] == 2
     assert_rebuild_equals_live(w.cid)
 
 
@@ -181,3 +211,25 @@ def test_a_reset_after_a_public_success_tells_the_table_nothing_of_a_blind_failu
     assert w.client("gm").post(w.url("tasks/reset/"), body, format="json").status_code == 204
     for who in TABLE:
         assert _payloads(w, who, "task.reset") == [], who
+
+
+def test_an_edit_logged_with_the_values_set_still_sets_them(build_world) -> None:
+    """Logs written before the changes were record the values the GM set: live and rebuilt,
+    the sheet takes them (alongside the newer events' changes)."""
+    from eventlog.stream import append_event, lock_stream
+
+    w = build_world("cofd", rolls=False)
+    hero = w.characters["alice"]
+    with transaction.atomic():
+        append_event(
+            campaign=lock_stream(w.cid),
+            type="character.changed",
+            payload={"character_id": str(hero.pk), "resources": {"willpower": 3, "beats": 2}},
+            actor_id=w.users["gm"].pk,
+            character_id=hero.pk,
+        )
+    w.client("gm").patch(
+        w.url(f"characters/{hero.pk}/"), {"resources": {"beats": 5}}, format="json"
+    )
+    assert Character.objects.get(pk=hero.pk).resources == {"willpower": 3, "beats": 5}
+    assert_rebuild_equals_live(w.cid)
