@@ -339,6 +339,7 @@ JS_TEXT: dict[str, Any] = {
     "odds": _("Odds"),
     "odds_none": _("Pick traits to see the odds."),
     "odds_for": _("Odds for {name}"),
+    "rollbox_refused": _("The typed line is not a check yet: fix it above, or clear it."),
     "distribution_successes": _("successes"),
     "distribution_totals": _("totals"),
     "or_more": _("{n}+"),
