@@ -433,6 +433,9 @@ JS_TEXT: dict[str, Any] = {
     # calls
     "gm_calls": _("The GM calls for a check"),
     "for_character": _("for {name}"),
+    "call_show": _("Show me"),
+    "call_dismiss": _("Dismiss"),
+    "call_answered_by_you": _("Your answer to the GM's call"),
     "open_calls": _("Open calls"),
     "waiting": _("waiting"),
     # members

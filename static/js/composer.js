@@ -4,9 +4,8 @@ import { errorFields, errorText, isNetworkError } from "./api.js";
 import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t } from "./i18n.js";
-import { drawRoll } from "./dice.js";
 import { oddsChart } from "./odds.js";
-import { outcome } from "./render.js";
+import { lastRoll } from "./render.js";
 import { RollBox } from "./rollbox.js";
 
 export const ROLLABLE = {
@@ -533,26 +532,7 @@ export class Composer {
   showResult(checks) {
     const box = $("#composer-result", this.form);
     if (!box) return;
-    clear(box);
-    for (const check of checks) {
-      if (check.redacted) {
-        // A blind roll: its roller may not see it, but is told where it went.
-        box.append(h("p", { class: "last-roll last-blind" }, t("blind_sent"), " ", h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq }))));
-        continue;
-      }
-      const roll = (check.data.rolls || [])[0];
-      if (!roll) continue;
-      box.append(
-        h(
-          "div",
-          { class: "last-roll" },
-          h("span", { class: "last-who" }, roll.character_name || t("npc")),
-          drawRoll(check.system, roll, (check.dice_marks || [])[0]),
-          outcome(check.system, roll, (check.dice_marks || [])[0]),
-          h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq })),
-        ),
-      );
-    }
+    clear(box).append(...checks.map(lastRoll).filter(Boolean));
     box.hidden = !box.childElementCount;
     if (!box.hidden) box.scrollIntoView({ block: "nearest", behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
   }

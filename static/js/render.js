@@ -223,6 +223,18 @@ function rollAgain(check, ctx) {
 }
 
 // A die face down: what a hidden roll looks like to those who may not see it.
+// What one just rolled, beside the button one pressed (the roll form's result, a call's answer):
+// who, the dice, the outcome and a link to its card in the feed.
+export function lastRoll(check) {
+  const link = h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq }));
+  // A blind roll: its roller may not see it, but is told where it went.
+  if (check.redacted) return h("p", { class: "last-roll last-blind" }, t("blind_sent"), " ", link);
+  const roll = (check.data.rolls || [])[0];
+  if (!roll) return null;
+  const marks = (check.dice_marks || [])[0];
+  return h("div", { class: "last-roll" }, h("span", { class: "last-who" }, roll.character_name || t("npc")), drawRoll(check.system, roll, marks), outcome(check.system, roll, marks), link);
+}
+
 export function hiddenDie() {
   return h(
     "svg",
