@@ -332,6 +332,7 @@ JS_TEXT: dict[str, Any] = {
     "fortune_balance": _("{name} has {n} Fortune"),
     "die_n": _("die {n}"),
     "extra_nice": _("Take {n} extra Nice!"),
+    "extra_nice_with_damnit": _("Take {n} extra Nice! (+{d} Damnit!)"),
     # forms
     "roll": _("Roll"),
     "call": _("Call for the check"),

@@ -295,6 +295,14 @@ export function followups(check, ctx) {
   return drawn.length ? h("div", { class: "followups" }, drawn) : null;
 }
 
+// What taking the choice gives, as the server's offer says it (`gain`: the Nice! and the Damnit!
+// that come with them).
+function extraNiceLabel(choice) {
+  const gain = choice.gain || {};
+  const n = gain.nice ?? choice.body.count;
+  return gain.damnit ? t("extra_nice_with_damnit", { n, d: gain.damnit }) : t("extra_nice", { n });
+}
+
 function offerButton(check, offer, choice, ctx, cls, label, title = null) {
   return h("button", { type: "button", class: `btn ${cls}`, title, onclick: () => ctx.act(offer.action, check.seq, choice.body) }, label);
 }
@@ -302,8 +310,7 @@ function offerButton(check, offer, choice, ctx, cls, label, title = null) {
 const OFFER_VIEWS = {
   dramatic_failure: (check, offer, ctx) =>
     offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-drama", t("dramatic_failure"), t(`dramatic_failure_hint_${offer.limit}`))),
-  extra_nice: (check, offer, ctx) =>
-    offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-nice", t("extra_nice", { n: choice.body.count }))),
+  extra_nice: (check, offer, ctx) => offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-nice", extraNiceLabel(choice))),
   reveal: (check, offer, ctx) => offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-ghost", t("reveal"))),
   fortune: fortuneForm,
 };
