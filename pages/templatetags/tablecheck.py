@@ -332,6 +332,7 @@ JS_TEXT: dict[str, Any] = {
     "fortune_balance": _("{name} has {n} Fortune"),
     "die_n": _("die {n}"),
     "extra_nice": _("Take {n} extra Nice!"),
+    "extra_nice_with_damnit": _("Take {n} extra Nice! (+{d} Damnit!)"),
     # forms
     "roll": _("Roll"),
     "call": _("Call for the check"),
@@ -339,6 +340,7 @@ JS_TEXT: dict[str, Any] = {
     "odds": _("Odds"),
     "odds_none": _("Pick traits to see the odds."),
     "odds_for": _("Odds for {name}"),
+    "rollbox_refused": _("The typed line is not a check yet: fix it above, or clear it."),
     "distribution_successes": _("successes"),
     "distribution_totals": _("totals"),
     "or_more": _("{n}+"),
@@ -432,6 +434,9 @@ JS_TEXT: dict[str, Any] = {
     # calls
     "gm_calls": _("The GM calls for a check"),
     "for_character": _("for {name}"),
+    "call_show": _("Show me"),
+    "call_dismiss": _("Dismiss"),
+    "call_answered_by_you": _("Your answer to the GM's call"),
     "open_calls": _("Open calls"),
     "waiting": _("waiting"),
     # members

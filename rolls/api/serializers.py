@@ -17,6 +17,7 @@ from campaign.api.serializers import Integer, Text
 from config.schema import component
 from eventlog.models import Visibility
 from rolls.checks.requests import (
+    MAX_CALLED,
     call_request_keys,
     request_field_schemas,
     request_schema,
@@ -53,7 +54,7 @@ def call_schema() -> dict[str, Any]:
                 "type": "array",
                 "items": {"type": "string", "format": "uuid"},
                 "minItems": 1,
-                "maxItems": 20,
+                "maxItems": MAX_CALLED,
                 "description": "the characters whose players are asked to roll",
             },
             "request": {
@@ -85,6 +86,14 @@ def line_schema() -> dict[str, Any]:
                 "description": "a line of the roll box (docs/rollbox.md), e.g. Wits + Occult",
             },
             "character": {**fields["character"]},
+            "characters": {
+                "type": "array",
+                "items": {"type": "string", "format": "uuid"},
+                "minItems": 1,
+                "maxItems": MAX_CALLED,
+                "description": "a group check (GM): the line read for each of these characters, "
+                "as POST …/calls/ names them; instead of character",
+            },
             "target": {
                 **fields["character"],
                 "description": "the other side of «vs» (instead of @Name)",
@@ -214,6 +223,12 @@ class ParsedLineSerializer(OddsSerializer):
     request = serializers.DictField(help_text="the check request the line names")
     tokens = serializers.ListField(
         child=serializers.DictField(), help_text="the words: start, end, kind, value, label"
+    )
+    previews = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="with characters: the odds for each (character, name, and the fields above: "
+        "system, check, breakdown, rules, odds); the top-level odds are the first one's",
     )
 
 

@@ -120,7 +120,7 @@ class ParseView(APIView):
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign, _ = campaign_for(request, campaign_id)
         data = json_object(request)
-        unknown = sorted(set(data) - {"text", "character", "target"})
+        unknown = sorted(set(data) - {"text", "character", "characters", "target"})
         if unknown:
             raise InvalidInput(unknown[0], gettext("unknown field"))
         return Response(
@@ -130,6 +130,7 @@ class ParseView(APIView):
                 text=data.get("text"),
                 character=data.get("character"),
                 target=data.get("target"),
+                characters=data.get("characters"),
             )
         )
 

@@ -23,7 +23,7 @@ from rolls.checks.assembly import RollContext
 from rolls.checks.requests import (
     assemble_from_sheet,
     call_request_keys,
-    find_character,
+    find_characters,
     parse_uuid,
     refuse_unknown_fields,
     with_resistance,
@@ -42,9 +42,7 @@ def call_for_check(
     """GM: ask the named characters' players to roll; their pages show a roll button."""
     require_gm(campaign, actor)
     campaign = lock_stream(campaign.pk)
-    if not isinstance(character_ids, list) or not 1 <= len(character_ids) <= 20:
-        raise InvalidInput("characters", _("name 1 to 20 characters"))
-    characters = [find_character(campaign, value, "characters") for value in character_ids]
+    characters = find_characters(campaign, character_ids)
     if not isinstance(request, Mapping):
         raise InvalidInput("request", _("expected an object"))
     check_stored_size(dict(request), "request", MAX_REQUEST_BYTES)

@@ -290,6 +290,19 @@ def find_character(campaign: Campaign, value: Any, field: str = "character") -> 
     return character
 
 
+MAX_CALLED = 20  # characters one call for a check (or one group check in the roll box) names
+
+
+def find_characters(campaign: Campaign, values: Any, field: str = "characters") -> list[Character]:
+    """The characters a group check names (a GM's call, or the roll box's line for several)."""
+    if not isinstance(values, list) or not 1 <= len(values) <= MAX_CALLED:
+        raise InvalidInput(field, _("name 1 to 20 characters"))
+    found = [find_character(campaign, value, field) for value in values]
+    if None in found:  # an empty id is an NPC for one roll, never a member of a group
+        raise InvalidInput(field, _("is not an id"))
+    return [character for character in found if character is not None]
+
+
 def helper_checks(
     campaign: Campaign,
     session: Session,

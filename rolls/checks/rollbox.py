@@ -8,7 +8,7 @@ disagree.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 from campaign.access import require_player_or_gm
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
 from campaign.models import Campaign, Character
-from rolls.checks.requests import find_character
+from rolls.checks.requests import find_character, find_characters
 from rolls.checks.services import NOT_REPEATED, check_roll, preview_odds
 from rolls.models import Check
 from rolls.systems import rollbox
@@ -58,13 +58,21 @@ def _target_by_name(campaign: Campaign, parsed: rollbox.Parsed) -> Character | N
 
 
 def request_from_line(
-    *, campaign: Campaign, text: Any, character: Any = None, target: Any = None
+    *,
+    campaign: Campaign,
+    text: Any,
+    character: Any = None,
+    target: Any = None,
+    group: Sequence[Character] = (),
 ) -> tuple[dict[str, Any], rollbox.Parsed]:
-    """The check request a line names, for ``character`` (an id; whose sheet it reads)."""
+    """The check request a line names, for ``character`` (an id; whose sheet it reads), or for
+    each of a ``group`` (a GM's group check: the words of every sheet are the line's; the
+    request names no character)."""
     if not isinstance(text, str):
         raise InvalidInput("text", _("expected a line of text"))
     who = find_character(campaign, character)
-    parsed = call_rules(rollbox.parse, campaign.system, text, sheet=who.traits if who else None)
+    sheets = [c.traits for c in ([who] if who else group)]
+    parsed = call_rules(rollbox.parse, campaign.system, text, sheets=sheets)
     other = find_character(campaign, target, "target") or _target_by_name(campaign, parsed)
     found = (
         None
@@ -97,22 +105,46 @@ def preview_line(
     text: Any,
     character: Any = None,
     target: Any = None,
+    characters: Any = None,
 ) -> dict[str, Any]:
-    """What a line would roll, with its exact odds; nothing is rolled or logged."""
+    """What a line would roll, with its exact odds; nothing is rolled or logged.
+
+    ``characters`` (ids, as a call for a check names them) reads the line once for a group:
+    the request (without a character, as ``POST …/calls/`` takes it) and, in ``previews``,
+    the odds for each of them (a trait a sheet lacks counts 0); the top-level odds are the
+    first one's."""
     require_player_or_gm(campaign, actor)
+    group: list[Character] = []
+    if characters is not None:
+        if character not in (None, ""):
+            raise InvalidInput("characters", _("give character or characters, not both"))
+        group = find_characters(campaign, characters)
     request, parsed = request_from_line(
-        campaign=campaign, text=text, character=character, target=target
+        campaign=campaign, text=text, character=character, target=target, group=group
     )
-    try:
-        preview = preview_odds(campaign=campaign, actor=actor, request=request)
-    except InvalidInput as error:  # the check the line names breaks a rule: show where
-        raise _at_the_word(error, parsed) from error
-    return {"text": text, "request": request, "tokens": _tokens(campaign.system, parsed), **preview}
+    previews = []
+    for who in group or [None]:
+        asked = request if who is None else {**request, "character": str(who.pk)}
+        try:
+            preview = preview_odds(campaign=campaign, actor=actor, request=asked)
+        except InvalidInput as error:  # the check the line names breaks a rule: show where
+            raise _at_the_word(error, parsed, who) from error
+        previews.append(
+            preview if who is None else {"character": str(who.pk), "name": who.name, **preview}
+        )
+    shown = {"text": text, "request": request, "tokens": _tokens(campaign.system, parsed)}
+    if group:
+        first = {k: v for k, v in previews[0].items() if k not in ("character", "name")}
+        return {**shown, **first, "previews": previews}
+    return {**shown, **previews[0]}
 
 
-def _at_the_word(error: InvalidInput, parsed: rollbox.Parsed) -> InvalidInput:
+def _at_the_word(
+    error: InvalidInput, parsed: rollbox.Parsed, who: Character | None = None
+) -> InvalidInput:
     """A refusal of the check the line names, pointed at the word it concerns when one does
-    (a trait the system lacks, a specialty the sheet lacks); the field stays in ``field``."""
+    (a trait the system lacks, a specialty the sheet lacks); the field stays in ``field``, and
+    in a group check the character it concerns in ``character``."""
     kinds = {"traits": ("trait",), "specialty": ("specialty",), "focus": ("focus",)}
     candidates = [t for t in parsed.tokens if t.kind in kinds.get(error.field, ())]
     token = next((t for t in candidates if str(t.value) in error.message), None)
@@ -121,7 +153,12 @@ def _at_the_word(error: InvalidInput, parsed: rollbox.Parsed) -> InvalidInput:
     at = None
     if token is not None:
         at = {"start": token.start, "end": token.end, "word": parsed.text[token.start : token.end]}
-    return InvalidInput("text", error.message, details={"at": at, "field": error.field})
+    details: dict[str, Any] = {"at": at, "field": error.field}
+    message = error.message
+    if who is not None:
+        details["character"] = str(who.pk)
+        message = f"{who.name}: {message}"
+    return InvalidInput("text", message, details=details)
 
 
 def roll_again(

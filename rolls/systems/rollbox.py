@@ -207,20 +207,25 @@ def _template_words(system: str) -> tuple[dict, dict, tuple, dict]:
 
 
 class _Vocabulary:
-    """Trait spellings (template and this sheet) → (group, key); chip names per trait."""
+    """Trait spellings (template and these sheets) → (group, key); chip names per trait."""
 
-    def __init__(self, system: str, sheet: Mapping[str, Any] | None) -> None:
+    def __init__(self, system: str, sheets: Sequence[Mapping[str, Any]]) -> None:
         traits, self.not_rollable, spellings, chips = _template_words(system)
         self.traits = dict(traits)  # fold(spelling) → (group, key)
         self.spellings = list(spellings)  # as written, for suggestions
-        sheet = sheet if isinstance(sheet, Mapping) else {}
+        self.chips: dict[str, str] = {}  # fold(spelling) → the chip's name
+        for sheet in sheets:
+            self._add_sheet(system, sheet if isinstance(sheet, Mapping) else {})
+        for folded, name in chips.items():
+            self.chips.setdefault(folded, name)
+
+    def _add_sheet(self, system: str, sheet: Mapping[str, Any]) -> None:
         for group_key in TEMPLATES[system].rollable_groups():
             values = sheet.get(group_key)
             for name in values if isinstance(values, Mapping) else ():
                 if isinstance(name, str) and fold(name) not in self.traits:
                     self.traits[fold(name)] = (group_key, name)
                     self.spellings.append(name)
-        self.chips: dict[str, str] = {}  # fold(spelling) → the chip's name
         chip_group = CHIP_GROUP.get(system)
         if chip_group:
             on_sheet = sheet.get(chip_group)
@@ -228,8 +233,6 @@ class _Vocabulary:
                 for name in names if isinstance(names, list) else ():
                     if isinstance(name, str):
                         self.chips.setdefault(fold(name), name)
-        for folded, name in chips.items():
-            self.chips.setdefault(folded, name)
 
     def longest_trait(self, words: Sequence[str]) -> tuple[int, str] | None:
         for size in range(min(MAX_TRAIT_WORDS, len(words)), 0, -1):
@@ -240,11 +243,11 @@ class _Vocabulary:
 
 
 class _Parser:
-    def __init__(self, system: str, text: str, sheet: Mapping[str, Any] | None) -> None:
+    def __init__(self, system: str, text: str, sheets: Sequence[Mapping[str, Any]]) -> None:
         self.system = system
         self.text = text
         self.words = _split(text)
-        self.vocabulary = _Vocabulary(system, sheet)
+        self.vocabulary = _Vocabulary(system, sheets)
         self.tokens: list[Token] = []
         self.request: dict[str, Any] = {}
         self.me = Side()
@@ -601,16 +604,23 @@ class _Parser:
         self.i = i + 1
 
 
-def parse(system_id: str, text: str, *, sheet: Mapping[str, Any] | None = None) -> Parsed:
+def parse(
+    system_id: str,
+    text: str,
+    *,
+    sheet: Mapping[str, Any] | None = None,
+    sheets: Sequence[Mapping[str, Any]] = (),
+) -> Parsed:
     """Read one line of the roll box for ``system_id``; ``sheet`` adds the character's own
-    (custom) trait names and specialties/focuses to the words it knows."""
+    (custom) trait names and specialties/focuses to the words it knows, ``sheets`` those of
+    every character a GM's group check names (a word of any of them is a word of the line)."""
     if system_id not in TEMPLATES:
         raise RuleError(
             _("unknown game system {system}"), field="system", params={"system": system_id}
         )
     if not isinstance(text, str):
         raise RuleError(_("expected a line of text"), field="text")
-    return _Parser(system_id, text, sheet).parse()
+    return _Parser(system_id, text, [sheet, *sheets] if sheet is not None else sheets).parse()
 
 
 def keywords(system_id: str) -> list[str]:

@@ -4,9 +4,8 @@ import { errorFields, errorText, isNetworkError } from "./api.js";
 import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t } from "./i18n.js";
-import { drawRoll } from "./dice.js";
 import { oddsChart } from "./odds.js";
-import { outcome } from "./render.js";
+import { lastRoll } from "./render.js";
 import { RollBox } from "./rollbox.js";
 
 export const ROLLABLE = {
@@ -92,6 +91,37 @@ export class Composer {
     const box = $("#rollbox", form);
     this.rollbox = box ? new RollBox(this, box) : null;
     this.rollbox?.renderFavourites();
+    $("#composer-fields-show", form)?.addEventListener("click", () => {
+      box.value = "";
+      this.rollbox.parse();
+      $("#trait-picker", form).focus();
+    });
+  }
+
+  // The roll box holds a line: it is the check, and the fields that would describe another
+  // step aside (who sees it, what for, the task and the faces still apply to it).
+  boxInUse(on) {
+    const fields = $("#composer-fields", this.form);
+    if (!fields || fields.hidden === on) return;
+    fields.hidden = on;
+    this.oddsEl.hidden = on;
+    $("#composer-fields-note", this.form).hidden = !on;
+  }
+
+  // The check the form's buttons roll or call: the roll box's line when it holds one (as the
+  // server read it; null when it refused it), else the fields.
+  async checkRequest() {
+    if (!this.rollbox?.active()) return this.request();
+    const parsed = await this.rollbox.request();
+    if (!parsed) return null;
+    const request = { ...parsed };
+    delete request.character; // the form's characters roll it (or a call names them)
+    const f = new FormData(this.form);
+    for (const name of ["visibility", "label", "task"]) {
+      const value = (f.get(name) || "").toString().trim();
+      if (value && !(name in request)) request[name] = value;
+    }
+    return request;
   }
 
   addPicked() {
@@ -188,6 +218,7 @@ export class Composer {
           this.refreshFields();
           this.updateOdds();
           this.save();
+          this.rollbox?.refresh();
         },
       });
       const owner = this.gm ? this.table.usernames.get(character.owner_id) : null;
@@ -255,6 +286,7 @@ export class Composer {
       this.selected.add(character.id);
       $$("input[name=character]", this.form).forEach((input) => (input.checked = this.selected.has(input.value)));
       this.refreshFields();
+      this.rollbox?.refresh();
     }
     this.addTrait(name);
     this.form.scrollIntoView({ block: "nearest", behavior: "smooth" });
@@ -436,13 +468,14 @@ export class Composer {
     // The button stays enabled (a disabled button drops the focus to <body>); a second press
     // while the first is on its way does nothing.
     if (this.busy) return;
-    const request = this.request();
     const chosen = this.chosen();
     const button = action === "call" ? $("#composer-call", this.form) : $("#composer-roll", this.form);
     this.busy = true;
     button.setAttribute("aria-busy", "true");
     this.showError("");
     try {
+      const request = await this.checkRequest();
+      if (!request) throw new Error(t("rollbox_refused"));
       if (action === "call") {
         if (!chosen.length) throw new Error(t("select_character"));
         await this.table.api.post("calls/", { characters: chosen.map((c) => c.id), request });
@@ -499,26 +532,7 @@ export class Composer {
   showResult(checks) {
     const box = $("#composer-result", this.form);
     if (!box) return;
-    clear(box);
-    for (const check of checks) {
-      if (check.redacted) {
-        // A blind roll: its roller may not see it, but is told where it went.
-        box.append(h("p", { class: "last-roll last-blind" }, t("blind_sent"), " ", h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq }))));
-        continue;
-      }
-      const roll = (check.data.rolls || [])[0];
-      if (!roll) continue;
-      box.append(
-        h(
-          "div",
-          { class: "last-roll" },
-          h("span", { class: "last-who" }, roll.character_name || t("npc")),
-          drawRoll(check.system, roll, (check.dice_marks || [])[0]),
-          outcome(check.system, roll, (check.dice_marks || [])[0]),
-          h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq })),
-        ),
-      );
-    }
+    clear(box).append(...checks.map(lastRoll).filter(Boolean));
     box.hidden = !box.childElementCount;
     if (!box.hidden) box.scrollIntoView({ block: "nearest", behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
   }

@@ -4,6 +4,7 @@ import { $, clear, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t } from "./i18n.js";
 import { oddsChart } from "./odds.js";
+import { lastRoll } from "./render.js";
 
 // --- session, chapter, scene ------------------------------------------------------------------
 
@@ -160,22 +161,113 @@ export function renderGmCalls(table) {
   }
 }
 
+// A player's open calls: a card each at the top of the page, a notice that stays in view until
+// it is answered or dismissed (on a phone the cards are a long way up), a line for screen
+// readers when a call arrives, and the result of an answer where its card was.
 export function renderPlayerCalls(table) {
   const box = $("#calls");
   if (!box) return;
+  const here = (table.playerCalls ||= { seen: new Set(), dismissed: new Set(), results: [] });
+  const answered = new Set(here.results.map((result) => result.key));
   const mine = new Set(table.characters.filter((c) => c.acts_for).map((c) => c.id));
   const cards = [];
   for (const call of table.calls) {
     for (const id of call.characters) {
-      if (!mine.has(id) || id in call.answered) continue;
-      cards.push([call, id]);
+      if (!mine.has(id) || id in call.answered || answered.has(`${call.id}:${id}`)) continue;
+      cards.push({ call, id, key: `${call.id}:${id}` });
     }
   }
-  const key = cards.map(([call, id]) => `${call.id}:${id}`).join(",");
+  for (const card of cards) {
+    if (here.seen.has(card.key)) continue;
+    here.seen.add(card.key);
+    table.say(callLine(table, card));
+  }
+  renderCallNotice(table, cards.filter((card) => !here.dismissed.has(card.key)));
+  const key = [...cards.map((card) => card.key), "|", ...here.results.map((result) => result.check.seq)].join(",");
   if (box.dataset.key === key) return; // unchanged: keep the odds and any typed faces
   box.dataset.key = key;
   clear(box);
-  for (const [call, id] of cards) box.append(callCard(table, call, id));
+  for (const result of here.results) box.append(callResult(table, result));
+  for (const card of cards) box.append(callCard(table, card.call, card.id));
+}
+
+function callLine(table, { call, id }) {
+  const request = call.request || {};
+  const what = request.label || (request.traits || []).join(" + ");
+  return `${t("gm_calls")} ${t("for_character", { name: characterName(table, id) })}${what ? `: ${what}` : ""}`;
+}
+
+function cardOf(key) {
+  const [call, character] = key.split(":");
+  return $(`#calls form.call-mine[data-call="${CSS.escape(call)}"][data-character="${CSS.escape(character)}"]`);
+}
+
+function bringIntoView(element) {
+  element.scrollIntoView({ block: "center", behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
+}
+
+function renderCallNotice(table, cards) {
+  const notice = $("#call-notice");
+  if (!notice) return;
+  const here = table.playerCalls;
+  rebuildIfChanged(notice, cards.map((card) => [card.key, callLine(table, card)]), () => {
+    clear(notice);
+    for (const card of cards) {
+      const answer = () => {
+        const form = cardOf(card.key);
+        if (!form) return;
+        bringIntoView(form);
+        const faces = form.querySelector("input[type=text]");
+        if (faces && !faces.value.trim()) faces.focus({ preventScroll: true }); // the physical dice first
+        else form.requestSubmit();
+      };
+      const show = () => {
+        const form = cardOf(card.key);
+        if (!form) return;
+        bringIntoView(form);
+        form.querySelector("button[type=submit]").focus({ preventScroll: true });
+      };
+      const dismiss = () => {
+        here.dismissed.add(card.key);
+        renderPlayerCalls(table);
+      };
+      notice.append(
+        h(
+          "div",
+          { class: "call-notice-item", "data-call": card.call.id },
+          h("p", { class: "call-notice-text" }, callLine(table, card)),
+          h("button", { type: "button", class: "btn btn-small btn-primary", onclick: answer }, t("answer")),
+          h("button", { type: "button", class: "btn btn-small btn-ghost", onclick: show }, t("call_show")),
+          h("button", { type: "button", class: "chip-x", "aria-label": t("call_dismiss"), title: t("call_dismiss"), onclick: dismiss }, "×"),
+        ),
+      );
+    }
+  });
+  notice.hidden = !cards.length;
+}
+
+function callResult(table, result) {
+  const here = table.playerCalls;
+  return h(
+    "div",
+    { class: "call-card call-result", "data-seq": result.check.seq },
+    h("p", { class: "call-title" }, t("call_answered_by_you"), result.label ? ` — ${result.label}` : ""),
+    lastRoll(result.check),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "chip-x",
+        "aria-label": t("call_dismiss"),
+        title: t("call_dismiss"),
+        onclick: () => {
+          here.results = here.results.filter((r) => r !== result);
+          renderPlayerCalls(table);
+        },
+      },
+      "×",
+    ),
+  );
 }
 
 function callCard(table, call, characterId) {
@@ -197,14 +289,25 @@ function callCard(table, call, characterId) {
     {
       class: "call-card call-mine",
       "data-call": call.id,
+      "data-character": characterId,
       onsubmit: async (event) => {
         event.preventDefault();
+        if (button.disabled) return;
         button.disabled = true;
         error.hidden = true;
         try {
           const body = { call: call.id, character: characterId, client_seed: clientSeed() };
           if (faces && faces.value.trim()) body.faces = faces.value.trim().split(/[\s,;]+/).map(Number);
-          table.showCheck(await table.api.post("checks/", body));
+          const check = await table.api.post("checks/", body);
+          table.showCheck(check);
+          // The result where the card was, as the roll form shows one beside its button.
+          table.playerCalls.results = [{ key: `${call.id}:${characterId}`, check, label: call.request?.label }, ...table.playerCalls.results].slice(0, 3);
+          renderPlayerCalls(table);
+          const shown = $(`#calls .call-result[data-seq="${check.seq}"]`);
+          if (shown) {
+            shown.scrollIntoView({ block: "nearest" });
+            shown.querySelector(".last-link")?.focus({ preventScroll: true });
+          }
           table.refresh.calls();
         } catch (e) {
           error.hidden = false;

@@ -223,6 +223,18 @@ function rollAgain(check, ctx) {
 }
 
 // A die face down: what a hidden roll looks like to those who may not see it.
+// What one just rolled, beside the button one pressed (the roll form's result, a call's answer):
+// who, the dice, the outcome and a link to its card in the feed.
+export function lastRoll(check) {
+  const link = h("a", { href: `#roll-${check.seq}`, class: "last-link" }, t("in_feed", { n: check.seq }));
+  // A blind roll: its roller may not see it, but is told where it went.
+  if (check.redacted) return h("p", { class: "last-roll last-blind" }, t("blind_sent"), " ", link);
+  const roll = (check.data.rolls || [])[0];
+  if (!roll) return null;
+  const marks = (check.dice_marks || [])[0];
+  return h("div", { class: "last-roll" }, h("span", { class: "last-who" }, roll.character_name || t("npc")), drawRoll(check.system, roll, marks), outcome(check.system, roll, marks), link);
+}
+
 export function hiddenDie() {
   return h(
     "svg",
@@ -283,6 +295,14 @@ export function followups(check, ctx) {
   return drawn.length ? h("div", { class: "followups" }, drawn) : null;
 }
 
+// What taking the choice gives, as the server's offer says it (`gain`: the Nice! and the Damnit!
+// that come with them).
+function extraNiceLabel(choice) {
+  const gain = choice.gain || {};
+  const n = gain.nice ?? choice.body.count;
+  return gain.damnit ? t("extra_nice_with_damnit", { n, d: gain.damnit }) : t("extra_nice", { n });
+}
+
 function offerButton(check, offer, choice, ctx, cls, label, title = null) {
   return h("button", { type: "button", class: `btn ${cls}`, title, onclick: () => ctx.act(offer.action, check.seq, choice.body) }, label);
 }
@@ -290,8 +310,7 @@ function offerButton(check, offer, choice, ctx, cls, label, title = null) {
 const OFFER_VIEWS = {
   dramatic_failure: (check, offer, ctx) =>
     offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-drama", t("dramatic_failure"), t(`dramatic_failure_hint_${offer.limit}`))),
-  extra_nice: (check, offer, ctx) =>
-    offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-nice", t("extra_nice", { n: choice.body.count }))),
+  extra_nice: (check, offer, ctx) => offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-nice", extraNiceLabel(choice))),
   reveal: (check, offer, ctx) => offer.choices.map((choice) => offerButton(check, offer, choice, ctx, "btn-ghost", t("reveal"))),
   fortune: fortuneForm,
 };

@@ -30,6 +30,7 @@ export class RollBox {
     this.check = debounce(() => this.parse(), 250);
     input.addEventListener("input", () => {
       this.parsed = null;
+      this.composer.boxInUse(this.active());
       this.complete();
       this.check();
     });
@@ -92,16 +93,31 @@ export class RollBox {
     return chosen.length === 1 ? chosen[0] : null;
   }
 
+  // The box holds a line: it is the check the form's buttons roll or call.
+  active() {
+    return Boolean(this.input.value.trim());
+  }
+
+  // Who the line is for changed (characters ticked or unticked): read it again for them.
+  refresh() {
+    if (!this.active()) return;
+    this.parsed = null;
+    this.check();
+  }
+
   async parse() {
     const text = this.input.value.trim();
     const token = (this.token = (this.token || 0) + 1);
+    this.composer.boxInUse(Boolean(text));
     if (!text) {
       this.show(null, null);
       return;
     }
-    const character = this.character();
+    // Several characters (a GM's group check): the server reads the line for each of them.
+    const chosen = this.composer.chosen();
+    const body = chosen.length > 1 ? { text, characters: chosen.map((c) => c.id) } : { text, character: chosen[0]?.id ?? null };
     try {
-      const answer = await this.table.api.post("checks/parse/", { text, character: character ? character.id : null });
+      const answer = await this.table.api.post("checks/parse/", body);
       if (token !== this.token) return;
       this.parsed = answer.request;
       this.show(answer, null);
@@ -112,11 +128,21 @@ export class RollBox {
     }
   }
 
+  // The check the line names, as the server read it (read first if it is not in yet); null
+  // when the server refused the line (its error shows under the box).
+  async request() {
+    if (!this.parsed) await this.parse();
+    return this.parsed;
+  }
+
   show(answer, error) {
     clear(this.preview);
-    if (answer && answer.odds) {
+    const system = this.table.campaign.system;
+    if (answer && answer.previews) {
+      for (const one of answer.previews) this.preview.append(oddsChart(system, one, t("odds_for", { name: one.name })));
+    } else if (answer && answer.odds) {
       const name = this.character()?.name;
-      this.preview.append(oddsChart(this.table.campaign.system, answer, name ? t("odds_for", { name }) : t("odds")));
+      this.preview.append(oddsChart(system, answer, name ? t("odds_for", { name }) : t("odds")));
     }
     clear(this.error);
     this.error.hidden = !error;
@@ -248,14 +274,7 @@ export class RollBox {
 
   // Enter: roll what the preview shows (parsing first if the preview is not in yet).
   async roll() {
-    if (!this.input.value.trim()) return;
-    if (!this.parsed) await this.parse();
-    if (!this.parsed) return;
-    const request = { ...this.parsed };
-    const form = this.composer.form;
-    if (!("visibility" in request)) request.visibility = new FormData(form).get("visibility") || "public";
-    const faces = this.composer.faces();
-    if (faces) request.faces = faces;
-    await this.composer.rollRequests([request]);
+    if (!this.active()) return;
+    await this.composer.submit("roll");
   }
 }

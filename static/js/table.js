@@ -180,9 +180,13 @@ export class Table {
   }
 
   announce(check) {
+    this.say(announcement(check, this.context()));
+  }
+
+  // A line for screen readers (the live region beside the feed), whatever it is about.
+  say(text) {
     if (!this.announcer) return;
-    const line = h("p", {}, announcement(check, this.context()));
-    this.announcer.append(line);
+    this.announcer.append(h("p", {}, text));
     while (this.announcer.childElementCount > 5) this.announcer.firstElementChild.remove();
   }
 

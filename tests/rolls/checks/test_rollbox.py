@@ -216,3 +216,60 @@ def test_a_rules_lawyer_gets_nothing_from_the_box(table, users):
         format="json",
     )
     assert smuggled.status_code == 400 and "character" in smuggled.json()
+
+
+def test_a_group_check_typed_once_reads_every_sheet_and_previews_each(table, users):
+    """The GM ticks several characters and types the line once: the request is the one a call
+    takes (no character), the odds are each character's (a trait a sheet lacks counts 0)."""
+    campaign, marianne, theo = table
+    ids = [str(marianne.pk), str(theo.pk)]
+    response = parse(campaign, users["gm"], "Wits + Investigation", characters=ids)
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["request"] == {"traits": ["Wits", "Investigation"]}
+    assert [(p["character"], p["name"], p["check"]["pool"]) for p in body["previews"]] == [
+        (ids[0], "Marianne", 3 + 3),
+        (ids[1], "Theo Harris", 2 + 0),
+    ]
+    assert body["previews"][1]["breakdown"][1]["missing"] is True
+    assert body["odds"] == body["previews"][0]["odds"]  # the first one's, as for one character
+    called = client(users["gm"]).post(
+        f"/api/campaigns/{campaign.pk}/calls/",
+        {"characters": ids, "request": body["request"]},
+        format="json",
+    )
+    assert called.status_code == 201, called.json()  # what the box read is what a call takes
+
+
+def test_a_group_check_knows_a_custom_trait_of_any_of_its_sheets(make_campaign, users):
+    campaign = make_campaign("storyteller")
+    services.start_session(campaign=campaign, actor=users["gm"])
+    veronica = services.create_character(
+        campaign=campaign,
+        actor=users["alice"],
+        name="Veronica",
+        traits={"attributes": {"Mental": 3}, "abilities": {"Alertness": 2}},
+    )
+    hall = services.create_character(
+        campaign=campaign, actor=users["boris"], name="Hall", traits={"attributes": {"Mental": 2}}
+    )
+    ids = [str(veronica.pk), str(hall.pk)]
+    body = parse(campaign, users["gm"], "Mental + Alertness diff 6", characters=ids).json()
+    assert body["request"]["traits"] == ["Mental", "Alertness"]
+    assert [p["check"]["pool"] for p in body["previews"]] == [5, 2]
+
+
+def test_a_group_check_is_validated_as_a_call_is(table, users):
+    campaign, marianne, theo = table
+    ids = [str(marianne.pk), str(theo.pk)]
+    for bad in ([], "x", [None], [str(marianne.pk)] * 21):
+        response = parse(campaign, users["gm"], "Wits", characters=bad)
+        assert response.status_code == 400 and "characters" in response.json(), bad
+    both = parse(campaign, users["gm"], "Wits", characters=ids, character=ids[0])
+    assert both.status_code == 400
+    # A player may not preview another's sheet through a group either.
+    assert parse(campaign, users["alice"], "Wits", characters=ids).status_code == 403
+    # A specialty one sheet lacks is refused, naming whose sheet.
+    refused = parse(campaign, users["gm"], "Investigation (Crime scenes)", characters=ids)
+    assert refused.status_code == 400
+    assert refused.json()["character"] == ids[1] and "Theo Harris" in refused.json()["text"][0]
