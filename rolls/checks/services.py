@@ -49,6 +49,7 @@ from rolls.checks.requests import (
     helper_checks,
     refuse_unknown_fields,
     roll_request_keys,
+    task_field,
     text_field,
     with_resistance,
 )
@@ -89,7 +90,7 @@ def _request_fields(
         raise InvalidInput(
             "visibility", _("must be one of {values}").format(values=", ".join(Visibility.values))
         )
-    return visibility, text_field(data, "label", 200), text_field(data, "task", 120)
+    return visibility, text_field(data, "label", 200), task_field(data)
 
 
 def check_roll(
@@ -304,6 +305,7 @@ def reset_task(
         raise InvalidInput("character", _("name the character"))
     if not isinstance(task, str) or not task.strip():
         raise InvalidInput("task", _("name the task"))
+    task = task_field({"task": task})
     if not TaskAttempts.objects.filter(
         campaign=campaign, character_id=character.pk, task=task_key(task)
     ).exists():
@@ -343,7 +345,7 @@ def preview_odds(
     elif membership.role != Role.GM:
         raise InvalidInput("character", _("choose one of your characters"))
     session = Session.open_in(campaign)
-    task = text_field(data, "task", 120)
+    task = task_field(data)
     state = RollContext(life_or_death_allowed=membership.role == Role.GM)
     if session is not None:  # the state as this member may know it, not what hidden rolls did
         state = read_roll_context(

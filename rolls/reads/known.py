@@ -83,18 +83,12 @@ def last_counted_failure(campaign: Campaign, character_id: UUID | str, key: str)
 def attempts_since_reset(campaign: Campaign, character_id: UUID | str, key: str) -> list[Check]:
     """The checks at the task ``key`` (a `task_key`) since its last reset, in seq order: what
     its counter counted."""
-    reset = (
-        Event.objects.filter(
-            campaign=campaign,
-            type=TASK_RESET,
-            payload__character_id=str(character_id),
-            payload__task=key,
-        )
-        .order_by("-seq")
-        .values_list("seq", flat=True)
-        .first()
-        or 0
-    )
+    resets = Event.objects.filter(
+        campaign=campaign, type=TASK_RESET, payload__character_id=str(character_id)
+    ).values_list("seq", "payload")
+    # Keyed again: a reset logged before task_key folded width and invisible characters holds
+    # the key of its day.
+    reset = max((seq for seq, payload in resets if task_key(payload["task"]) == key), default=0)
     return [
         check
         for check in Check.objects.filter(
@@ -141,7 +135,7 @@ def failed_attempts_of(
     for campaign_id, payload, seq in Event.objects.filter(
         campaign_id__in=campaigns, type=TASK_RESET
     ).values_list("campaign_id", "payload", "seq"):
-        reset = (campaign_id, payload.get("character_id"), payload.get("task"))
+        reset = (campaign_id, payload.get("character_id"), task_key(payload.get("task") or ""))
         resets[reset] = max(resets.get(reset, 0), seq)
     tried: dict[tuple[int, str, str], list[Check]] = {}
     for check in (

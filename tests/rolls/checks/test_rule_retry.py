@@ -164,3 +164,41 @@ def test_the_gms_not_escalating_holds_for_every_action_of_a_declaration(table):
     assert [roll["check"]["difficulty"] for roll in check["data"]["rolls"]] == [6, 6]
     assert all(roll["rules"]["not_escalating"] for roll in check["data"]["rolls"])
     assert t.get("gm", "state/")["retries"][0]["failures"] == 1
+
+
+def test_counters_kept_under_the_old_key_are_counted_again_by_the_migration(table):
+    """A counter stored before task_key folded invisible and decomposed characters (a Mac
+    keyboard's «й» is и + a combining breve) is counted again from the log by the migration,
+    so the next attempt is still a retry and a rebuild finds the same counters."""
+    import importlib
+
+    from django.apps import apps
+
+    from rolls.models import TaskAttempts
+    from tests.eventlog.tables import assert_rebuild_equals_live
+
+    migration = importlib.import_module("rolls.migrations.0008_task_counters_rekeyed")
+    t = table("storyteller")
+    typed, decomposed = "взлом двери й", "взлом двери \u0438\u0306"
+    _fail(t, task=typed)
+    _fail(t, task=decomposed)  # the same task now: attempt 2
+    counter = TaskAttempts.objects.get()
+    assert counter.failures == 2
+    # As the old key left it: two counters, the decomposed spelling's apart.
+    counter.failures = 1
+    counter.save()
+    TaskAttempts.objects.create(
+        campaign=t.campaign, character_id=counter.character_id, task=decomposed, failures=1
+    )
+    migration.rekey(apps, None)
+    assert [(c.task, c.failures) for c in TaskAttempts.objects.all()] == [(typed, 2)]
+    assert _fail(t, task=decomposed)["rules"]["attempt"] == 3
+    assert_rebuild_equals_live(t.campaign.pk)
+
+
+def test_a_task_whose_key_outgrows_its_column_is_refused(table):
+    """ "ß" keys as "ss": 120 of them are 240 characters where the counter keeps 120 (a 500 on
+    PostgreSQL): refused as too long, naming the task."""
+    t = table("storyteller")
+    refused_roll(t, "alice", 400, "task", faces=FAIL7, traits=LOCK["traits"], task="ß" * 120)
+    assert _fail(t, task="ß" * 60)["rules"]["attempt"] == 1
