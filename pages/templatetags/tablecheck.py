@@ -348,7 +348,9 @@ JS_TEXT: dict[str, Any] = {
     "no_traits": _("Click traits on the sheet or below to add them."),
     "error": _("That did not work: {message}"),
     "no_connection": _("No connection: nothing was done. Try again."),
-    "no_connection_roll": _("No connection: your roll was not made. Try again."),
+    "no_connection_roll": _(
+        "No connection: your roll may not have been made. Roll again: it will not be rolled twice."
+    ),
     "blind_sent": _("Your blind roll went to the GM."),
     "saved": _("Saved."),
     "copied": _("Copied to the clipboard."),

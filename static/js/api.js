@@ -41,7 +41,7 @@ export function isNetworkError(error) {
 // A fresh key per user action: the server runs a write once per key, so a retry after a lost
 // answer (a network error, a busy or restarting server) cannot roll twice. Built from
 // getRandomValues, which unlike randomUUID also works on a plain-HTTP LAN address.
-function idempotencyKey() {
+export function idempotencyKey() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -71,12 +71,14 @@ export function makeApi(base) {
     }
   }
 
-  async function request(path, { method = "GET", body, signal } = {}) {
+  // ``key``: the write's Idempotency-Key when the caller keeps one (the same write asked again
+  // after its answer was lost), else a fresh one.
+  async function request(path, { method = "GET", body, signal, key } = {}) {
     const headers = { Accept: "application/json" };
     if (method !== "GET") {
       headers["X-CSRFToken"] = cookie("csrftoken");
       headers["Content-Type"] = "application/json";
-      headers["Idempotency-Key"] = idempotencyKey();
+      headers["Idempotency-Key"] = key || idempotencyKey();
     }
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const response = await send(path, method, headers, payload, signal);

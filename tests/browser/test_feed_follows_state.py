@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
 from campaign import services
+from rolls.models import Check
 
 from .test_table import LIVE, cofd_table, item, live, roll
 from .test_table_in_use import through_the_server
@@ -113,11 +114,45 @@ def test_a_lost_connection_is_said_in_the_pages_words_and_cleared_when_it_is_bac
     expect(alice.locator("#conn")).to_have_attribute("data-state", "offline")
     form.locator("button#composer-roll").click()
     # The page's retries give up after some seconds: then it says so, in Russian.
-    expect(error).to_have_text("Нет связи: бросок не сделан. Попробуйте ещё раз.", timeout=20_000)
+    expect(error).to_have_text(
+        "Нет связи: бросок, возможно, не сделан. Бросьте ещё раз: дважды он не выпадет.",
+        timeout=20_000,
+    )
     server.start()
     expect(alice.locator("#conn")).to_have_attribute("data-state", "live", timeout=15_000)
     expect(error).to_be_hidden(timeout=LIVE)
     expect(alice.locator("#composer-odds .odds-error")).to_have_count(0)
+
+
+def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(accounts, open_page):
+    """The server made the roll, and every answer to it was lost (a venue's wifi): the page says
+    it may not have been made; rolled again unchanged, it goes with the same Idempotency-Key
+    and the server answers the first roll (a new key rolled a second one)."""
+    campaign, _ = cofd_table(accounts)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    form = alice.locator("#composer")
+    alice.locator("#sheets button.trait", has_text="Wits").click()
+    expect(alice.locator("#composer-odds .odds")).to_be_visible()
+
+    def made_then_lost(route) -> None:
+        if route.request.method != "POST":
+            route.continue_()
+            return
+        route.fetch()  # the server rolls (or answers again from the key)
+        route.abort()  # and its answer never reaches the page
+
+    checks = f"**/api/campaigns/{campaign.pk}/checks/"
+    alice.route(checks, made_then_lost)
+    form.locator("button#composer-roll").click()
+    error = form.locator("#composer-error")
+    expect(error).to_contain_text("may not have been made", timeout=20_000)
+    assert Check.objects.filter(campaign=campaign).count() == 1
+    alice.unroute(checks)
+    form.locator("button#composer-roll").click()
+    expect(error).to_be_hidden(timeout=LIVE)
+    expect(alice.locator("#feed article.roll")).to_have_count(1)
+    assert Check.objects.filter(campaign=campaign).count() == 1, "rolled twice"
 
 
 def test_an_error_says_the_servers_message_without_the_apis_field_path(accounts, open_page):
