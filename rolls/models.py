@@ -109,7 +109,7 @@ class TaskAttempts(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
     character_id = models.UUIDField()
-    task = models.CharField(max_length=120)
+    task = models.TextField()  # the task's key (`rolls.rules.task_key`): longer than its name
     failures = models.PositiveIntegerField(default=0)
 
     class Meta:

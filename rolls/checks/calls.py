@@ -26,6 +26,8 @@ from rolls.checks.requests import (
     find_characters,
     parse_uuid,
     refuse_unknown_fields,
+    task_field,
+    text_field,
     with_resistance,
 )
 from rolls.models import CheckCall
@@ -50,6 +52,11 @@ def call_for_check(
     # What an answer carries (character, faces, Willpower, client seed) is never the call's.
     allowed = call_request_keys(campaign.system)
     refuse_unknown_fields(spec, allowed, campaign.system, prefix="request.")
+    try:  # what every answer checks of the call's own text: refused here, not in each answer
+        text_field(spec, "label", 200)
+        task_field(spec)
+    except DomainError as error:
+        raise type(error)(f"request.{error.field}", error.message) from error
     gm = Membership.objects.get(campaign=campaign, user=actor)
     for character in characters:  # the call must be rollable by everyone it names
         try:

@@ -30,7 +30,6 @@ from rolls.checks.assembly import (
 )
 from rolls.models import Check, CheckCall, RuleUse
 from rolls.reads.visibility import require_may_see
-from rolls.rules import task_key
 from rolls.systems import MAX_FACES
 from rolls.systems.errors import RuleError
 from rolls.systems.traits import sheet_for_roll
@@ -255,16 +254,12 @@ def text_field(data: Mapping[str, Any], key: str, max_length: int) -> str:
     return value.strip()
 
 
-MAX_TASK = 120  # what a task's counter is stored under (`TaskAttempts.task`): its key
+MAX_TASK = 120  # characters of a check's task as typed (its key may be longer: "ß" is "ss")
 
 
 def task_field(data: Mapping[str, Any]) -> str:
-    """A check's task: text whose key (`task_key`, which can be longer: "ß" keys as "ss") fits
-    where its counter is kept."""
-    task = text_field(data, "task", MAX_TASK)
-    if len(task_key(task)) > MAX_TASK:
-        raise InvalidInput("task", _("must be text of at most {n} characters").format(n=MAX_TASK))
-    return task
+    """A check's task, as a roll, its odds, a reset and a call take it."""
+    return text_field(data, "task", MAX_TASK)
 
 
 def parse_uuid(value: Any, field: str) -> uuid.UUID:

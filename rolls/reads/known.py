@@ -318,4 +318,9 @@ def resources_for(
             for name, delta in changes.items():
                 if character_id in shown and name in shown[character_id]:
                     shown[character_id][name] -= delta
-    return shown
+    # A GM's edit after a hidden gain lowers the truth below what was hidden (Beats spent to 0
+    # after a blind roll's Beat): "-1" would tell of it.
+    return {
+        character: {name: max(0, value) for name, value in resources.items()}
+        for character, resources in shown.items()
+    }

@@ -233,3 +233,24 @@ def test_an_edit_logged_with_the_values_set_still_sets_them(build_world) -> None
     )
     assert Character.objects.get(pk=hero.pk).resources == {"willpower": 3, "beats": 5}
     assert_rebuild_equals_live(w.cid)
+
+
+def test_a_gm_spending_beats_after_a_blind_rolls_beat_shows_no_negative_beats(build_world) -> None:
+    """Found by a review: the GM sets Beats to 0 (spent) after a blind roll's Beat: the change
+    is -1, and the table, whose sheet left that Beat out, saw -1 Beats, which told of it."""
+    w = build_world(
+        "cofd",
+        options={"manual_dice": True, "intentional_dramatic_failure": "unlimited"},
+        rolls=False,
+    )
+    hero = w.characters["alice"]
+    seq = w.roll("gm", faces=COFD_FAILURE, visibility="blind", character=str(hero.pk))
+    assert w.client("gm").post(w.url(f"checks/{seq}/dramatic-failure/")).status_code == 200
+    w.client("gm").patch(
+        w.url(f"characters/{hero.pk}/"), {"resources": {"beats": 0}}, format="json"
+    )
+    for who in TABLE:
+        assert w.client(who).get(w.url(f"characters/{hero.pk}/")).json()["resources"]["beats"] == 0
+        state = w.client(who).get(w.url("state/")).json()
+        mine = next(c for c in state["characters"] if c["id"] == str(hero.pk))
+        assert mine["resources"]["beats"] == 0, who

@@ -114,3 +114,17 @@ def test_the_answer_may_spend_the_characters_own_willpower(table):
     answer = t.roll("alice", call=call["id"], willpower=True, faces=[9, 1])
     assert (answer["outcome"], first_roll(answer)["result"]["successes"]) == ("success", 1)
     assert t.character("alice").resources["willpower"] == 0
+
+
+def test_a_call_whose_task_no_answer_could_pass_is_refused_when_called(table):
+    """Found by a review: a call took a task of more than 120 characters, and then refused
+    every answer, stuck until the GM closed it; it is refused when called, naming it."""
+    t = table("storyteller")
+    body = {
+        "characters": [str(t.characters["alice"].pk)],
+        "request": {"traits": ["Physical"], "task": "t" * 121},
+    }
+    before = t.events()
+    answer = t.clients["gm"].post(f"{t.url}/calls/", body, format="json")
+    assert answer.status_code == 400 and "request.task" in answer.json(), answer.json()
+    assert t.events() == before

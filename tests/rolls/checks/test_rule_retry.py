@@ -196,9 +196,37 @@ def test_counters_kept_under_the_old_key_are_counted_again_by_the_migration(tabl
     assert_rebuild_equals_live(t.campaign.pk)
 
 
-def test_a_task_whose_key_outgrows_its_column_is_refused(table):
-    """ "ß" keys as "ss": 120 of them are 240 characters where the counter keeps 120 (a 500 on
-    PostgreSQL): refused as too long, naming the task."""
+def test_the_migration_ends_a_count_a_success_under_another_spelling_ended(table):
+    """Found by a review: a counter whose own key is still current can be wrong too (failures
+    at "the vault", then a success at "the vault" with a zero-width space, which the old key
+    counted apart): the migration trusts no counter, and counts them all from the log."""
+    import importlib
+
+    from django.apps import apps
+
+    from rolls.models import TaskAttempts
+    from tests.eventlog.tables import assert_rebuild_equals_live
+
+    migration = importlib.import_module("rolls.migrations.0008_task_counters_rekeyed")
     t = table("storyteller")
-    refused_roll(t, "alice", 400, "task", faces=FAIL7, traits=LOCK["traits"], task="ß" * 120)
-    assert _fail(t, task="ß" * 60)["rules"]["attempt"] == 1
+    _fail(t)
+    _fail(t)
+    t.roll("alice", faces=[8, 9, 10, 8, 9, 10, 8], **{**LOCK, "task": "the vault\u200b"})
+    assert not TaskAttempts.objects.exists()  # the same task now: the success ended it
+    character = t.characters["alice"].pk
+    TaskAttempts.objects.create(
+        campaign=t.campaign, character_id=character, task="the vault", failures=2
+    )  # as the old key left it
+    migration.rekey(apps, None)
+    assert not TaskAttempts.objects.exists()
+    assert _fail(t)["rules"]["attempt"] == 1
+    assert_rebuild_equals_live(t.campaign.pk)
+
+
+def test_a_task_whose_key_is_longer_than_its_name_is_counted(table):
+    """ "ß" keys as "ss" and "…" as "...": a 120-character name keys longer than 120, which the
+    counter keeps whole (it was a 500 on PostgreSQL, its column 120 characters)."""
+    t = table("storyteller")
+    for name in ("ß" * 120, "x" * 115 + "…" * 5):
+        _fail(t, task=name)
+        assert _fail(t, task=name)["rules"]["attempt"] == 2, name
