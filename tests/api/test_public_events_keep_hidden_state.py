@@ -54,7 +54,9 @@ def _live_frames(w: World, event_type: str) -> list[dict[str, Any]]:
     return [json.loads(message["text"])["event"] for _group, message in messages_for(event)]
 
 
-def test_a_gm_editing_willpower_does_not_tell_the_table_a_blind_rolls_beat(build_world) -> None:
+def _blind_beat(build_world) -> tuple[World, Any, int]:
+    """A CofD table where the GM's blind roll for alice's character was turned into a dramatic
+    failure: her Beat is the truth, and hidden from the rest of the table."""
     w = build_world(
         "cofd",
         options={"manual_dice": True, "intentional_dramatic_failure": "unlimited"},
@@ -63,6 +65,11 @@ def test_a_gm_editing_willpower_does_not_tell_the_table_a_blind_rolls_beat(build
     hero = w.characters["alice"]
     seq = w.roll("gm", faces=COFD_FAILURE, visibility="blind", character=str(hero.pk))
     assert w.client("gm").post(w.url(f"checks/{seq}/dramatic-failure/")).status_code == 200
+    return w, hero, seq
+
+
+def test_a_gm_editing_willpower_does_not_tell_the_table_a_blind_rolls_beat(build_world) -> None:
+    w, hero, _ = _blind_beat(build_world)
     # The GM's editor sends the whole sheet as the GM sees it: the Beat included.
     sent = {**Character.objects.get(pk=hero.pk).resources, "willpower": 2}
     assert sent["beats"] == 1
@@ -118,14 +125,7 @@ def test_a_gm_setting_the_resource_a_blind_roll_changed_tells_only_the_change(
     """Found by the day's review: the edit recorded the value set ("Beats 2"), which the table,
     whose sheet shows the blind roll's Beat left out, could compare with its own (1). It records
     the change (+1), which the sheets add alike."""
-    w = build_world(
-        "cofd",
-        options={"manual_dice": True, "intentional_dramatic_failure": "unlimited"},
-        rolls=False,
-    )
-    hero = w.characters["alice"]
-    seq = w.roll("gm", faces=COFD_FAILURE, visibility="blind", character=str(hero.pk))
-    assert w.client("gm").post(w.url(f"checks/{seq}/dramatic-failure/")).status_code == 200
+    w, hero, seq = _blind_beat(build_world)
     edited = w.client("gm").patch(
         w.url(f"characters/{hero.pk}/"), {"resources": {"beats": 2}}, format="json"
     )
@@ -238,14 +238,7 @@ def test_an_edit_logged_with_the_values_set_still_sets_them(build_world) -> None
 def test_a_gm_spending_beats_after_a_blind_rolls_beat_shows_no_negative_beats(build_world) -> None:
     """Found by a review: the GM sets Beats to 0 (spent) after a blind roll's Beat: the change
     is -1, and the table, whose sheet left that Beat out, saw -1 Beats, which told of it."""
-    w = build_world(
-        "cofd",
-        options={"manual_dice": True, "intentional_dramatic_failure": "unlimited"},
-        rolls=False,
-    )
-    hero = w.characters["alice"]
-    seq = w.roll("gm", faces=COFD_FAILURE, visibility="blind", character=str(hero.pk))
-    assert w.client("gm").post(w.url(f"checks/{seq}/dramatic-failure/")).status_code == 200
+    w, hero, _ = _blind_beat(build_world)
     w.client("gm").patch(
         w.url(f"characters/{hero.pk}/"), {"resources": {"beats": 0}}, format="json"
     )
