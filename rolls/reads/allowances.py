@@ -52,12 +52,14 @@ def allowances_for(
         Chapter.open_in(campaign),
         Scene.open_in(campaign),
     )
-    periods = [p.pk for p in (session, chapter, scene) if p is not None]
+    open_periods = {"session": session, "chapter": chapter, "scene": scene}
+    periods = [p.pk for p in open_periods.values() if p is not None]
     session_pk = session.pk if session else None
-    counted_in = None  # the open period a dramatic failure counts against
-    if campaign.system == "cofd":
-        mode = option(campaign.options, "cofd", "intentional_dramatic_failure")
-        counted_in = {"chapter": chapter, "scene": scene}.get(DRAMATIC_FAILURE_PERIOD.get(mode))
+    flag_rules, table_rules = _flag_rules(campaign)
+    # The open period a dramatic failure counts against: the one its flag names (the options').
+    counted_in = next(
+        (open_periods[period] for rule, period in flag_rules if rule == "dramatic_failure"), None
+    )
     uses = known_uses(
         membership,
         [
@@ -74,10 +76,8 @@ def allowances_for(
             {"character": str(t.character_id), "task": t.task, "failures": t.failures}
             for t in TaskAttempts.objects.filter(campaign=campaign).order_by("task")
         ]
-    flag_rules, table_rules = _flag_rules(campaign)
     # An allowance counts in a period that is open: with none, "available" would be untrue.
-    is_open = {"session": session is not None, "chapter": chapter is not None}
-    is_open["scene"] = scene is not None
+    is_open = {name: period is not None for name, period in open_periods.items()}
     characters = []
     sheet_rows = list(Character.objects.filter(campaign=campaign))
     resources = resources_for(membership, sheet_rows)
