@@ -351,6 +351,9 @@ JS_TEXT: dict[str, Any] = {
     "no_connection_roll": _(
         "No connection: your roll may not have been made. Roll again: it will not be rolled twice."
     ),
+    "no_connection_write": _(
+        "No connection: this may not have been done. Try again: it will not be done twice."
+    ),
     "blind_sent": _("Your blind roll went to the GM."),
     "saved": _("Saved."),
     "copied": _("Copied to the clipboard."),

@@ -41,7 +41,7 @@ export function isNetworkError(error) {
 // A fresh key per user action: the server runs a write once per key, so a retry after a lost
 // answer (a network error, a busy or restarting server) cannot roll twice. Built from
 // getRandomValues, which unlike randomUUID also works on a plain-HTTP LAN address.
-export function idempotencyKey() {
+function idempotencyKey() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
@@ -92,9 +92,30 @@ export function makeApi(base) {
     if (!response.ok) throw new ApiError(response.status, data);
     return data;
   }
+
+  // A write whose every answer was lost (send's retries gave up) may have been made: asked
+  // again, it goes with the key and body it was first sent with, so the server makes it once
+  // and answers it (a roll is not rolled twice). Two asks are one write when their path and body
+  // agree but for client_seed, the fresh entropy each ask brings. Once answered, asking again
+  // is a new write.
+  const unanswered = new Map();
+  async function postOnce(path, body = {}) {
+    const asked = path + JSON.stringify({ ...body, client_seed: null });
+    const sent = unanswered.get(asked) || { body, key: idempotencyKey() };
+    unanswered.set(asked, sent);
+    try {
+      const answer = await request(path, { method: "POST", body: sent.body, key: sent.key });
+      unanswered.delete(asked);
+      return answer;
+    } catch (error) {
+      if (!isNetworkError(error)) unanswered.delete(asked); // answered: a refusal
+      throw error;
+    }
+  }
   return {
     get: (path, opts) => request(path, { ...opts, method: "GET" }),
     post: (path, body, opts) => request(path, { ...opts, method: "POST", body: body ?? {} }),
+    postOnce,
     patch: (path, body) => request(path, { method: "PATCH", body }),
     del: (path) => request(path, { method: "DELETE" }),
   };

@@ -1,6 +1,6 @@
 // The roll form (players) and the call for a check (GM): traits from the sheet, the system's own
 // fields, the odds before anything is rolled, then roll (or call).
-import { errorFields, errorText, idempotencyKey, isNetworkError } from "./api.js";
+import { errorFields, errorText, isNetworkError } from "./api.js";
 import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t } from "./i18n.js";
@@ -504,23 +504,12 @@ export class Composer {
 
   // Roll each request (the form's, or the roll box's); the results show under the button. A roll
   // whose answer never came (no connection) may have been made: asked again unchanged, it goes
-  // with the same key and client seed, so the server answers it once and does not roll twice.
+  // with the same key and client seed (api.postOnce), so the server does not roll it twice.
   async rollRequests(requests) {
     const checks = [];
-    this.unanswered = this.unanswered || new Map();
     try {
       for (const request of requests) {
-        const asked = JSON.stringify({ ...request, client_seed: null });
-        const sent = this.unanswered.get(asked) || { body: request, key: idempotencyKey() };
-        this.unanswered.set(asked, sent);
-        let check;
-        try {
-          check = await this.table.api.post("checks/", sent.body, { key: sent.key });
-        } catch (error) {
-          if (!isNetworkError(error)) this.unanswered.delete(asked); // answered: a refusal
-          throw error;
-        }
-        this.unanswered.delete(asked);
+        const check = await this.table.api.postOnce("checks/", request);
         this.table.showCheck(check);
         checks.push(check);
       }

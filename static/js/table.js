@@ -223,11 +223,12 @@ export class Table {
 
   async act(kind, seq, body = {}) {
     try {
-      this.showCheck(await this.api.post(`checks/${seq}/${kind}/`, body));
+      // postOnce: a «Roll again» whose answer was lost is not rolled twice when pressed again.
+      this.showCheck(await this.api.postOnce(`checks/${seq}/${kind}/`, body));
       this.refresh.state();
       this.refresh.characters();
     } catch (error) {
-      this.toast(errorText(error), "error");
+      this.toast(errorText(error, kind === "again" ? "no_connection_roll" : "no_connection_write"), "error");
     }
   }
 

@@ -124,6 +124,15 @@ def test_a_lost_connection_is_said_in_the_pages_words_and_cleared_when_it_is_bac
     expect(alice.locator("#composer-odds .odds-error")).to_have_count(0)
 
 
+def made_then_lost(route) -> None:
+    """A POST the server makes, whose answer never reaches the page (a venue's wifi)."""
+    if route.request.method != "POST":
+        route.continue_()
+        return
+    route.fetch()  # the server rolls (or answers again from the key)
+    route.abort()  # and its answer never reaches the page
+
+
 def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(accounts, open_page):
     """The server made the roll, and every answer to it was lost (a venue's wifi): the page says
     it may not have been made; rolled again unchanged, it goes with the same Idempotency-Key
@@ -134,13 +143,6 @@ def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(acc
     form = alice.locator("#composer")
     alice.locator("#sheets button.trait", has_text="Wits").click()
     expect(alice.locator("#composer-odds .odds")).to_be_visible()
-
-    def made_then_lost(route) -> None:
-        if route.request.method != "POST":
-            route.continue_()
-            return
-        route.fetch()  # the server rolls (or answers again from the key)
-        route.abort()  # and its answer never reaches the page
 
     checks = f"**/api/campaigns/{campaign.pk}/checks/"
     alice.route(checks, made_then_lost)
@@ -190,3 +192,34 @@ def test_a_blind_roll_is_confirmed_beside_the_button(accounts, open_page):
     expect(result).to_be_visible()
     expect(result).to_contain_text("Your blind roll went to the GM.")
     expect(result).not_to_contain_text("Listen at the door")
+
+
+def test_roll_again_whose_answers_were_lost_is_not_rolled_twice_when_pressed_again(
+    accounts, open_page
+):
+    """«Roll again» made on the server, every answer lost: the page says the roll may not have
+    been made; pressed again, it goes with the same key and the server answers the roll it
+    made. Once answered, a press is a new roll."""
+    campaign, _ = cofd_table(accounts)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    roll(alice, "Wits", label="Read the stones")
+    first = Check.objects.get(campaign=campaign).seq
+    card = alice.locator(f"#feed article.roll[data-seq='{first}']")
+    again = card.get_by_role("button", name="Roll again")
+    expect(again).to_be_visible()
+
+    route = f"**/api/campaigns/{campaign.pk}/checks/{first}/again/"
+    alice.route(route, made_then_lost)
+    again.click()
+    expect(alice.locator("#toasts .toast-error")).to_contain_text(
+        "may not have been made", timeout=20_000
+    )
+    assert Check.objects.filter(campaign=campaign).count() == 2
+    alice.unroute(route)
+    again.click()
+    expect(item(alice, "Read the stones")).to_have_count(2, timeout=LIVE)
+    assert Check.objects.filter(campaign=campaign).count() == 2, "rolled twice"
+    again.click()  # answered: pressed again, it is a roll of its own
+    expect(item(alice, "Read the stones")).to_have_count(3, timeout=LIVE)
+    assert Check.objects.filter(campaign=campaign).count() == 3
