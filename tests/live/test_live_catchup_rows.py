@@ -140,3 +140,35 @@ def test_a_catch_up_reads_each_actor_s_username_once(play, users, monkeypatch): 
     named = [s for s in statements if users_table in s["sql"]]
     assert pages > len(actors) >= len(named) >= 1
     assert shown == events_for(membership=viewer, after=0, limit=10_000)
+
+
+def test_a_long_catch_up_crosses_whole_stretches_as_one_page_each(play, users, monkeypatch):  # noqa: F811
+    """From seq 0, the pages are whole stretches of LONG_PAGES pages while one is left before
+    the head, then pages of PAGE: fewer statements, frames and hops to the reading thread. A
+    socket resuming near the head reads no more than a page to send what it missed. Either way
+    the events sent are the REST log's."""
+    from rolls.reads.selectors import events_for
+
+    monkeypatch.setattr(catchup, "PAGE", 2)
+    monkeypatch.setattr(catchup, "LONG_PAGES", 3)
+    campaign = play("cofd", end=False)
+    viewer = Membership.objects.get(campaign=campaign, user=users["gm"])
+    head = (campaign.head_seq, campaign.head_hash)
+    assert head[0] > 2 * 6
+    after, bounds, shown = 0, [], []
+    while after < head[0]:
+        page = catchup.page_after(viewer, after, head[0], head)
+        events = json.loads(page.text)["events"]
+        bounds.append((events[0]["seq"], events[-1]["seq"]))
+        shown += events
+        after = page.last
+    whole = head[0] - head[0] % 6
+    assert bounds[: whole // 6] == [(n + 1, n + 6) for n in range(0, whole, 6)]
+    assert all(last - first < 2 for first, last in bounds[whole // 6 :])
+    assert shown == events_for(membership=viewer, after=0, limit=10_000)
+
+    catchup.forget()
+    resumed = catchup.page_after(viewer, head[0] - 1, head[0], head)
+    assert [e["seq"] for e in json.loads(resumed.text)["events"]] == [head[0]]
+    (read,) = catchup._read.values()
+    assert len(read.events) <= 2
