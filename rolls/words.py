@@ -5,10 +5,14 @@ One source for the pages, the chronicle and anything else that names an outcome 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
+from django.utils.translation import get_language, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
+
+from rolls.systems.sheets import TEMPLATES, trait_labels
 
 SYSTEM_NAMES = {
     "d6pool": _("d6 pool («wrong way!»)"),
@@ -54,3 +58,32 @@ OUTCOMES: dict[str, dict[str, Any]] = {
 
 def outcome_name(system: str, outcome: str) -> str:
     return str(OUTCOMES.get(system, {}).get(outcome, outcome))
+
+
+# --- traits -----------------------------------------------------------------------------------
+# Sheets and rolls keep a listed trait under its key (its English name, what the API names); a
+# reader of Russian is shown the template's Russian label. A custom trait is shown as written.
+
+
+@cache
+def _russian_traits(system: str) -> dict[str, str]:
+    return trait_labels(system) if system in TEMPLATES else {}
+
+
+def reader_trait_labels() -> dict[str, dict[str, str]]:
+    """Each system's listed traits, key → the reader's name, where it differs (the pages' JS)."""
+    if not (get_language() or "").startswith("ru"):
+        return {}
+    return {system: _russian_traits(system) for system in TEMPLATES}
+
+
+def trait_name(system: str, name: Any) -> Any:
+    """A trait as the reader's language names it."""
+    if isinstance(name, str) and (get_language() or "").startswith("ru"):
+        return _russian_traits(system).get(name, name)
+    return name
+
+
+def traits_text(system: str, names: Iterable[Any] | None) -> str:
+    """«Сообразительность + Оккультизм»: a roll's traits as the reader names them."""
+    return " + ".join(str(trait_name(system, name)) for name in names or ())

@@ -19,7 +19,7 @@ from campaign.sheets import GROUPS, RANKS, RESOURCES
 from pages import once
 from rolls.systems.options import option_table
 from rolls.systems.traits import NICE_DAMNIT_RANKS, TRAIT_GROUPS
-from rolls.words import OUTCOMES, SYSTEM_NAMES
+from rolls.words import OUTCOMES, SYSTEM_NAMES, reader_trait_labels, traits_text
 
 register = template.Library()
 
@@ -221,6 +221,7 @@ def ui_strings() -> dict[str, Any]:
         "visibility": _text(VISIBILITY),
         "roles": _text(ROLES),
         "trait_groups": {system: list(groups) for system, groups in TRAIT_GROUPS.items()},
+        "traits": reader_trait_labels(),
         "t": _text(JS_TEXT),
     }
 
@@ -471,6 +472,12 @@ def outcome_label(system: str, outcome: str) -> str:
 @register.simple_tag
 def outcome_tone(system: str, outcome: str) -> str:
     return TONES.get(system, {}).get(outcome, "mixed")
+
+
+@register.simple_tag
+def roll_traits(system: str, names: list[str] | None) -> str:
+    """A roll's traits as the reader names them («Сообразительность + Оккультизм»), or «—»."""
+    return traits_text(system, names) or "—"
 
 
 @register.filter

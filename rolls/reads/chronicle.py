@@ -22,7 +22,7 @@ from eventlog import event_types as types
 from eventlog.models import Event
 from rolls.models import Check
 from rolls.reads.present import present_events
-from rolls.words import outcome_name
+from rolls.words import outcome_name, trait_name, traits_text
 
 PERIOD_EVENTS = {
     types.SESSION_STARTED: gettext_lazy("Session {number} begins"),
@@ -140,7 +140,7 @@ def chronicle_entry(system: str, shown: Mapping[str, Any]) -> Entry | None:
     if kind == types.CHECK_CALLED:
         names = ", ".join(payload.get("character_names") or ())
         request = payload.get("request") or {}
-        what = request.get("label") or " + ".join(request.get("traits") or ()) or _("a check")
+        what = request.get("label") or traits_text(system, request.get("traits")) or _("a check")
         return Entry(
             seq, when, "call",
             _("The GM called for {what} from {names}").format(what=what, names=names),
@@ -161,7 +161,8 @@ def _roll_entry(
     for n, roll in enumerate(rolls):
         result = roll.get("result") or {}
         terms = " + ".join(
-            f"{term.get('label')} {term.get('value')}" for term in roll.get("breakdown") or ()
+            f"{trait_name(system, term.get('label'))} {term.get('value')}"
+            for term in roll.get("breakdown") or ()
         )
         lines.append(
             RollLine(

@@ -3,7 +3,7 @@
 import { errorFields, errorText, isNetworkError } from "./api.js";
 import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
-import { S, t } from "./i18n.js";
+import { S, t, traitLabel } from "./i18n.js";
 import { oddsChart } from "./odds.js";
 import { lastRoll } from "./render.js";
 import { RollBox } from "./rollbox.js";
@@ -239,7 +239,7 @@ export class Composer {
       for (const c of chosen) for (const name of Object.keys((c.traits || {})[group] || {})) names.add(name);
       if (!names.size) continue;
       this.picker.append(
-        h("optgroup", { label: (S.groups[this.system] || {})[group] || group }, [...names].map((name) => h("option", { value: name, disabled: this.traits.includes(name) }, name))),
+        h("optgroup", { label: (S.groups[this.system] || {})[group] || group }, [...names].map((name) => h("option", { value: name, disabled: this.traits.includes(name) }, traitLabel(this.system, name)))),
       );
     }
     this.renderTraits();
@@ -317,12 +317,13 @@ export class Composer {
       none.hidden = this.traits.length > 0;
     }
     for (const name of this.traits) {
+      const label = traitLabel(this.system, name);
       box.append(
         h(
           "span",
           { class: "trait-chip", role: "listitem" },
-          name,
-          h("button", { type: "button", class: "chip-x", "aria-label": `× ${name}`, onclick: () => this.removeChip(name) }, "×"),
+          label,
+          h("button", { type: "button", class: "chip-x", "aria-label": `× ${label}`, onclick: () => this.removeChip(name) }, "×"),
         ),
       );
     }

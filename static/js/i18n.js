@@ -9,6 +9,12 @@ export function t(key, vars = {}) {
   return template.replace(/\{(\w+)\}/g, (_, name) => (name in vars ? vars[name] : `{${name}}`));
 }
 
+// A trait as the page's language names it: sheets and rolls keep a listed trait under its key
+// (its English name); a custom one is shown as written.
+export function traitLabel(system, name) {
+  return (S.traits?.[system] || {})[name] || name;
+}
+
 export function outcomeLabel(system, outcome) {
   return (S.outcomes[system] || {})[outcome] || outcome;
 }

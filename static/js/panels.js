@@ -2,7 +2,7 @@
 import { errorText } from "./api.js";
 import { $, clear, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
-import { S, t } from "./i18n.js";
+import { S, t, traitLabel } from "./i18n.js";
 import { oddsChart } from "./odds.js";
 import { lastRoll } from "./render.js";
 
@@ -138,7 +138,7 @@ export function renderGmCalls(table) {
       h(
         "div",
         { class: "call-card", "data-call": call.id },
-        h("p", { class: "call-what" }, (request.traits || []).join(" + ") || "—", request.label ? ` — ${request.label}` : ""),
+        h("p", { class: "call-what" }, traitsText(table, request) || "—", request.label ? ` — ${request.label}` : ""),
         h("ul", { class: "call-who" }, names),
         h(
           "button",
@@ -191,9 +191,14 @@ export function renderPlayerCalls(table) {
   for (const card of cards) box.append(callCard(table, card.call, card.id));
 }
 
+// "Сообразительность + Оккультизм": a call's traits, as the page's language names them.
+function traitsText(table, request) {
+  return (request.traits || []).map((name) => traitLabel(table.campaign.system, name)).join(" + ");
+}
+
 function callLine(table, { call, id }) {
   const request = call.request || {};
-  const what = request.label || (request.traits || []).join(" + ");
+  const what = request.label || traitsText(table, request);
   return `${t("gm_calls")} ${t("for_character", { name: characterName(table, id) })}${what ? `: ${what}` : ""}`;
 }
 

@@ -3,7 +3,7 @@
 import { EVENT } from "./events.js";
 import { clear, h } from "./dom.js";
 import { drawRoll } from "./dice.js";
-import { S, clock, outcomeLabel, outcomeTone, plural, successes, t } from "./i18n.js";
+import { S, clock, outcomeLabel, outcomeTone, plural, successes, t, traitLabel } from "./i18n.js";
 
 const EYE_SLASH =
   "M2 5.3 3.3 4l16.7 16.7-1.3 1.3-3.1-3.1A10.6 10.6 0 0 1 12 19C6.5 19 2.7 14.6 1.5 12c.6-1.3 1.8-3 3.5-4.4L2 5.3Zm10 2.2c-.6 0-1.1.1-1.6.3l6.3 6.3c.2-.5.3-1 .3-1.6a5 5 0 0 0-5-5Zm0-2.5c5.5 0 9.3 4.4 10.5 7-.5 1.1-1.4 2.4-2.6 3.6L16 12.7A4 4 0 0 0 11.3 8L8.6 5.4C9.7 5.1 10.8 5 12 5ZM7.2 9.8A5 5 0 0 0 14.2 16.8l-1.6-1.6a3 3 0 0 1-3.8-3.8L7.2 9.8Z";
@@ -33,13 +33,13 @@ function signed(n) {
   return n < 0 ? `− ${Math.abs(n)}` : `+ ${n}`;
 }
 
-function lineLabel(line) {
+function lineLabel(system, line) {
   const key = `bd_${line.kind}`;
   if (line.label === line.kind || line.label === "pool" || line.label === line.kind.replace(/s$/, "")) {
     if (key in S.t) return t(key);
   }
   if (`bd_${line.label}` in S.t) return t(`bd_${line.label}`);
-  return line.label;
+  return traitLabel(system, line.label);
 }
 
 // A term the server named (docs/websocket.md, `roll_terms`), in words.
@@ -64,7 +64,7 @@ export function breakdown(system, roll, terms) {
     const value = line.value;
     if (line.cap !== undefined && line.cap !== null) {
       // A group the cap cut: the rule's value and what the cap let through, as the server says.
-      const text = t("capped_line", { label: lineLabel(line), raw: signedNumber(line.raw), value: signedNumber(value) });
+      const text = t("capped_line", { label: lineLabel(system, line), raw: signedNumber(line.raw), value: signedNumber(value) });
       parts.push(h("span", { class: `bd bd-${line.kind} bd-capped` }, i === 0 ? null : h("span", { class: "op" }, "+"), h("span", { class: "bd-label" }, text)));
       return;
     }
@@ -74,7 +74,7 @@ export function breakdown(system, roll, terms) {
         "span",
         { class: `bd bd-${line.kind}` },
         op ? h("span", { class: "op" }, op) : null,
-        h("span", { class: "bd-label" }, lineLabel(line)),
+        h("span", { class: "bd-label" }, lineLabel(system, line)),
         " ",
         h("span", { class: "bd-value" }, String(Math.abs(value))),
       ),

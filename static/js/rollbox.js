@@ -4,7 +4,7 @@
 // names from the sheet complete as one types (↓/↑ to choose, Tab or Enter to take).
 import { errorText } from "./api.js";
 import { $, clear, debounce, h } from "./dom.js";
-import { t } from "./i18n.js";
+import { t, traitLabel } from "./i18n.js";
 import { oddsChart } from "./odds.js";
 
 // A few of the grammar's words per system, offered beside the trait names.
@@ -187,7 +187,10 @@ export class RollBox {
     const chosen = this.composer.chosen();
     for (const character of chosen.length ? chosen : this.composer.candidates()) {
       for (const group of Object.values(character.traits || {})) {
-        if (group && typeof group === "object" && !Array.isArray(group)) for (const name of Object.keys(group)) names.add(name);
+        if (group && typeof group === "object" && !Array.isArray(group)) {
+          // The reader's name of a listed trait too: the line takes either.
+          for (const name of Object.keys(group)) names.add(name).add(traitLabel(this.table.campaign.system, name));
+        }
       }
     }
     return [...names, ...(WORDS[this.table.campaign.system] || []), ...COMMON];

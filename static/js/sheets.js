@@ -2,7 +2,7 @@
 // Nice!/Damnit!, focuses under AGE abilities), and the editor that creates and changes them.
 import { errorText } from "./api.js";
 import { clear, h, jsonScript, rebuildIfChanged } from "./dom.js";
-import { S, t } from "./i18n.js";
+import { S, t, traitLabel } from "./i18n.js";
 import { ROLLABLE } from "./composer.js";
 import { changedResources, templateEditor } from "./sheeteditor.js";
 import { flag, flagLabel } from "./panels.js";
@@ -45,10 +45,11 @@ export function sheetCard(character, table, { onTrait, onEdit, flags = true } = 
     if (!rollable.has(group)) continue;
     const values = traits[group] || {};
     const items = Object.entries(values).map(([name, value]) => {
-      const body = [h("span", { class: "trait-name" }, name), valueView(system, group, value)];
+      const label = traitLabel(system, name);
+      const body = [h("span", { class: "trait-name" }, label), valueView(system, group, value)];
       const tags = (extras[name] || []).map((x) => h("span", { class: "tag tiny" }, x));
       const control = onTrait
-        ? h("button", { type: "button", class: "trait", title: t("add_to_roll", { name }), onclick: () => onTrait(character, name) }, body)
+        ? h("button", { type: "button", class: "trait", title: t("add_to_roll", { name: label }), onclick: () => onTrait(character, name) }, body)
         : h("span", { class: "trait" }, body);
       return h("li", {}, control, tags.length ? h("span", { class: "trait-extras" }, tags) : null);
     });

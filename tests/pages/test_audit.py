@@ -164,3 +164,13 @@ def test_the_session_row_tells_a_player_no_more_than_the_problem_list(table):
         assert "hidden from you" in problems and "dramatic_failure" not in problems, who
         # The session's row must not say more than the problem list does.
         assert "dramatic_failure" not in sessions, (who, sessions)
+
+
+def test_the_audit_names_traits_in_the_readers_language(rolled):
+    """A listed trait is kept under its key (its English name) and shown in Russian to a
+    Russian reader; the export keeps the keys."""
+    client = rolled.client("gm")
+    russian = rows(client.get(rolled.url("audit/"), HTTP_ACCEPT_LANGUAGE="ru"))
+    english = rows(client.get(rolled.url("audit/"), HTTP_ACCEPT_LANGUAGE="en"))
+    assert "Сообразительность + Оккультизм" in russian and "Wits" not in russian
+    assert "Wits + Occult" in english

@@ -189,6 +189,9 @@ def test_the_chronicle_reads_in_the_readers_language_and_draws_dice_as_the_feed(
     assert "(2 successes)" in markdown["en"] and "(2 успеха)" in markdown["ru"]
     assert "Beats +1" in markdown["en"] and "Биты +1" in markdown["ru"], markdown["ru"]
     assert "beats +1" not in markdown["ru"]
+    # Traits in the reader's language: a listed one is kept under its key, its English name.
+    assert "Wits 3 + Occult 2" in markdown["en"], markdown["en"]
+    assert "Сообразительность 3 + Оккультизм 2" in markdown["ru"] and "Wits" not in markdown["ru"]
     page = t.clients["alice"].get(f"{t.url}/sessions/1/chronicle/?as=html").content.decode()
     assert "10↯8 2 3 4 5" in page
     data = t.get("alice", "sessions/1/chronicle/")

@@ -1,0 +1,63 @@
+"""A Russian table reads its traits in Russian wherever a page names one (the sheet, the roll
+form's picker and chips, the odds, a feed card, a GM's call), while sheets, rolls and the API keep
+a listed trait under its key (its English name). A custom trait is shown as its player wrote it."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from campaign import services
+from rolls.models import Check
+
+from .test_table import LIVE, cofd_table, live
+from .test_table_in_use import through_the_server
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+
+def test_a_russian_table_names_its_traits_in_russian(accounts, open_page, server):
+    campaign, characters = cofd_table(accounts, manual_dice=True)
+    hero = characters["alice"]
+    services.change_character(
+        campaign=campaign,
+        actor=accounts["gm"],
+        character=hero,
+        traits={
+            "attributes": {"Wits": 3},
+            "skills": {"Occult": 2},
+            "specialties": {"Occult": ["Ghosts"]},
+        },
+    )
+    ru = open_page("alice", f"/campaigns/{campaign.pk}/play/", language="ru")
+    en = open_page("boris", f"/campaigns/{campaign.pk}/play/")
+    live(ru)
+    live(en)
+    sheet = ru.locator("#sheets section[aria-label=Marianne]")
+    expect(sheet.locator(".trait-name")).to_have_text(["Сообразительность", "Оккультизм"])
+    expect(sheet.locator(".trait-extras")).to_have_text("Ghosts")  # as its player wrote it
+
+    sheet.locator("button.trait", has_text="Сообразительность").click()
+    ru.locator("#trait-picker").select_option(label="Оккультизм")
+    ru.locator("#trait-add").click()
+    form = ru.locator("#composer")
+    expect(form.locator(".trait-chip")).to_contain_text(["Сообразительность", "Оккультизм"])
+    expect(ru.locator("#composer-odds .odds .breakdown")).to_contain_text("Сообразительность 3")
+
+    form.locator("#f-label").fill("Шёпот")
+    form.locator("#f-faces").fill("8 2 3 4 5")
+    form.locator("button#composer-roll").click()
+    card = ru.locator("#feed article.roll", has_text="Шёпот")
+    expect(card.locator(".breakdown")).to_contain_text("Сообразительность 3", timeout=LIVE)
+    expect(card.locator(".breakdown")).to_contain_text("Оккультизм 2")
+    # The roll keeps the keys; an English page names them so.
+    assert Check.objects.get(campaign=campaign).data["rolls"][0]["traits"] == ["Wits", "Occult"]
+    english = en.locator("#feed article.roll", has_text="Шёпот").locator(".breakdown")
+    expect(english).to_contain_text("Wits 3", timeout=LIVE)
+
+    request = {"traits": ["Wits", "Occult"], "label": ""}
+    call = {"characters": [str(hero.pk)], "request": request}
+    through_the_server(server, accounts["gm"], campaign, "calls/", call)
+    expect(ru.locator("#call-notice")).to_contain_text(
+        "Сообразительность + Оккультизм", timeout=LIVE
+    )
