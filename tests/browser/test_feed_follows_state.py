@@ -107,7 +107,7 @@ def test_a_lost_connection_is_said_in_the_pages_words_and_cleared_when_it_is_bac
     alice = open_page("alice", f"/campaigns/{campaign.pk}/play/", language="ru")
     live(alice)
     form = alice.locator("#composer")
-    alice.locator("#sheets button.trait", has_text="Wits").click()
+    alice.locator("#sheets button.trait", has_text="Сообразительность").click()
     expect(alice.locator("#composer-odds .odds")).to_be_visible()
     error = form.locator("#composer-error")
     server.stop()
@@ -204,6 +204,7 @@ def test_roll_again_whose_answers_were_lost_is_not_rolled_twice_when_pressed_aga
     alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
     live(alice)
     roll(alice, "Wits", label="Read the stones")
+    expect(item(alice, "Read the stones")).to_be_visible()
     first = Check.objects.get(campaign=campaign).seq
     card = alice.locator(f"#feed article.roll[data-seq='{first}']")
     again = card.get_by_role("button", name="Roll again")
