@@ -246,3 +246,26 @@ def test_every_model_is_in_the_admin_and_the_event_log_is_read_only(table, users
     assert client.post(f"/admin/eventlog/event/{event.pk}/delete/", {"post": "yes"}).status_code \
         == 403  # fmt: skip
     assert Event.objects.filter(pk=event.pk).exists()
+
+
+@pytest.mark.parametrize(("who", "page"), [("gm", "gm/"), ("alice", "play/"), ("gm", "audit/")])
+def test_no_template_comment_reaches_a_page(table, who, page):
+    """Django's {# #} comment ends on its own line: one that runs on shows the table its text
+    (the roll form showed a developer's note to every player)."""
+    html = table.client(who).get(table.url(page)).content.decode()
+    assert "{#" not in html and "#}" not in html
+
+
+def test_every_template_comment_closes_on_its_line():
+    from pathlib import Path
+
+    from django.conf import settings
+
+    templates = Path(settings.BASE_DIR) / "templates"
+    open_comments = [
+        f"{path.relative_to(templates)}:{number}"
+        for path in templates.rglob("*.html")
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if "{#" in line and "#}" not in line[line.index("{#") :]
+    ]
+    assert not open_comments, "use {% comment %} for a comment of several lines"
