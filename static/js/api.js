@@ -38,6 +38,15 @@ export function isNetworkError(error) {
   return error instanceof TypeError && !(error instanceof ApiError);
 }
 
+// A gateway's answer (nginx when a worker died or timed out, or the server busy): the write
+// behind it may have been made.
+const GATEWAY = new Set([502, 503, 504]);
+
+// No answer of the server's own came: the write may have been made, or not.
+export function answerLost(error) {
+  return isNetworkError(error) || (error instanceof ApiError && GATEWAY.has(error.status));
+}
+
 // A fresh key per user action: the server runs a write once per key, so a retry after a lost
 // answer (a network error, a busy or restarting server) cannot roll twice. Built from
 // getRandomValues, which unlike randomUUID also works on a plain-HTTP LAN address.
@@ -51,7 +60,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function makeApi(base) {
   async function send(path, method, headers, body, signal) {
-    // Network errors and 503s are retried with the same key; other answers are final.
+    // Network errors and a gateway's 502-504 are retried with the same key; other answers
+    // are final.
     for (let attempt = 0; ; attempt++) {
       try {
         const response = await fetch(base + path, {
@@ -61,7 +71,7 @@ export function makeApi(base) {
           credentials: "same-origin",
           signal,
         });
-        if (response.status !== 503 || attempt >= RETRIES) return response;
+        if (!GATEWAY.has(response.status) || attempt >= RETRIES) return response;
         const wait = Number(response.headers.get("Retry-After")) || 1;
         await sleep(Math.min(wait, 5) * 1000);
       } catch (error) {
@@ -93,29 +103,27 @@ export function makeApi(base) {
     return data;
   }
 
-  // A write whose every answer was lost (send's retries gave up) may have been made: asked
-  // again, it goes with the key and body it was first sent with, so the server makes it once
-  // and answers it (a roll is not rolled twice). Two asks are one write when their path and body
-  // agree but for client_seed, the fresh entropy each ask brings. Once answered, asking again
-  // is a new write.
+  // A POST whose every answer was lost (send's retries gave up) may have been made: asked again,
+  // it goes with the key and body it was first sent with, so the server makes it once and
+  // answers it (a roll is not rolled twice, a character not created twice). Two asks are one
+  // write when their path and body agree but for client_seed, the fresh entropy each ask brings.
+  // Only a lost answer is kept: two asks in flight at once are two writes, as is an ask after an
+  // answer.
   const unanswered = new Map();
-  async function postOnce(path, body = {}) {
+  async function post(path, body = {}, opts = {}) {
     const asked = path + JSON.stringify({ ...body, client_seed: null });
-    const sent = unanswered.get(asked) || { body, key: idempotencyKey() };
-    unanswered.set(asked, sent);
+    const sent = unanswered.get(asked) || { body, key: opts.key || idempotencyKey() };
+    unanswered.delete(asked);
     try {
-      const answer = await request(path, { method: "POST", body: sent.body, key: sent.key });
-      unanswered.delete(asked);
-      return answer;
+      return await request(path, { ...opts, method: "POST", body: sent.body, key: sent.key });
     } catch (error) {
-      if (!isNetworkError(error)) unanswered.delete(asked); // answered: a refusal
+      if (answerLost(error)) unanswered.set(asked, sent);
       throw error;
     }
   }
   return {
     get: (path, opts) => request(path, { ...opts, method: "GET" }),
-    post: (path, body, opts) => request(path, { ...opts, method: "POST", body: body ?? {} }),
-    postOnce,
+    post: (path, body, opts) => post(path, body ?? {}, opts),
     patch: (path, body) => request(path, { method: "PATCH", body }),
     del: (path) => request(path, { method: "DELETE" }),
   };
@@ -124,6 +132,6 @@ export function makeApi(base) {
 // ``offline``: what to say when the network failed (the browser's own words are neither
 // translated nor about what the user did).
 export function errorText(error, offline = "no_connection") {
-  if (isNetworkError(error)) return t(offline);
+  if (answerLost(error)) return t(offline);
   return t("error", { message: error && error.message ? error.message : String(error) });
 }

@@ -341,7 +341,7 @@ export class Composer {
     }
     clear(select);
     select.append(h("option", { value: "" }, "—"));
-    for (const name of names) select.append(h("option", { value: name, selected: name === previous }, name));
+    for (const name of names) select.append(h("option", { value: name, selected: name === previous }, traitLabel(this.system, name)));
   }
 
   // The request the API takes (without the character).
@@ -505,12 +505,12 @@ export class Composer {
 
   // Roll each request (the form's, or the roll box's); the results show under the button. A roll
   // whose answer never came (no connection) may have been made: asked again unchanged, it goes
-  // with the same key and client seed (api.postOnce), so the server does not roll it twice.
+  // with the same key and client seed (api.post), so the server does not roll it twice.
   async rollRequests(requests) {
     const checks = [];
     try {
       for (const request of requests) {
-        const check = await this.table.api.postOnce("checks/", request);
+        const check = await this.table.api.post("checks/", request);
         this.table.showCheck(check);
         checks.push(check);
       }

@@ -303,8 +303,8 @@ function callCard(table, call, characterId) {
         try {
           const body = { call: call.id, character: characterId, client_seed: clientSeed() };
           if (faces && faces.value.trim()) body.faces = faces.value.trim().split(/[\s,;]+/).map(Number);
-          // postOnce: asked again after a lost answer, the call is answered once, not refused.
-          const check = await table.api.postOnce("checks/", body);
+          // Asked again after a lost answer, the call is answered once, not refused (api.post).
+          const check = await table.api.post("checks/", body);
           table.showCheck(check);
           // The result where the card was, as the roll form shows one beside its button.
           table.playerCalls.results = [{ key: `${call.id}:${characterId}`, check, label: call.request?.label }, ...table.playerCalls.results].slice(0, 3);

@@ -268,8 +268,9 @@ export function markerItem(event, ctx = null) {
   else if (event.type === EVENT.MEMBER_JOINED) text = t("joined", { name: p.username || "?" });
   else if (event.type === EVENT.CHARACTER_CHANGED && p.during_session && (p.diff || []).length && ctx?.isGm) {
     // A sheet changed while a session was open: the GM sees what changed, in the feed.
-    const shown = (v) => (v === null || v === undefined ? "—" : Array.isArray(v) ? v.join(", ") || "—" : String(v));
-    const changes = p.diff.map((d) => `${d.trait} ${shown(d.from)} → ${shown(d.to)}`).join(", ");
+    const system = ctx.system;
+    const shown = (v) => (v === null || v === undefined ? "—" : Array.isArray(v) ? v.map((x) => traitLabel(system, x)).join(", ") || "—" : String(v));
+    const changes = p.diff.map((d) => `${traitLabel(system, d.trait)} ${shown(d.from)} → ${shown(d.to)}`).join(", ");
     text = t("sheet_changed", { name: p.name || ctx.characterName(p.character_id) || "?", changes });
   }
   if (!text) return null;

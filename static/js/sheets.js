@@ -47,7 +47,8 @@ export function sheetCard(character, table, { onTrait, onEdit, flags = true } = 
     const items = Object.entries(values).map(([name, value]) => {
       const label = traitLabel(system, name);
       const body = [h("span", { class: "trait-name" }, label), valueView(system, group, value)];
-      const tags = (extras[name] || []).map((x) => h("span", { class: "tag tiny" }, x));
+      // AGE's focuses are listed (named in the reader's language); CofD's specialties are free text.
+      const tags = (extras[name] || []).map((x) => h("span", { class: "tag tiny" }, traitLabel(system, x)));
       const control = onTrait
         ? h("button", { type: "button", class: "trait", title: t("add_to_roll", { name: label }), onclick: () => onTrait(character, name) }, body)
         : h("span", { class: "trait" }, body);

@@ -203,6 +203,7 @@ export class Table {
     const characters = new Map(this.characters.map((c) => [c.id, c]));
     return {
       isGm: this.isGm,
+      system: this.campaign.system,
       me: this.me.id,
       mayRoll: Boolean(this.state?.may_roll),
       characterName: (id) => characters.get(id)?.name,
@@ -223,8 +224,8 @@ export class Table {
 
   async act(kind, seq, body = {}) {
     try {
-      // postOnce: a «Roll again» whose answer was lost is not rolled twice when pressed again.
-      this.showCheck(await this.api.postOnce(`checks/${seq}/${kind}/`, body));
+      // A «Roll again» whose answer was lost is not rolled twice when pressed again (api.post).
+      this.showCheck(await this.api.post(`checks/${seq}/${kind}/`, body));
       this.refresh.state();
       this.refresh.characters();
     } catch (error) {

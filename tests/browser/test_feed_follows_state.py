@@ -133,10 +133,22 @@ def made_then_lost(route) -> None:
     route.abort()  # and its answer never reaches the page
 
 
-def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(accounts, open_page):
-    """The server made the roll, and every answer to it was lost (a venue's wifi): the page says
-    it may not have been made; rolled again unchanged, it goes with the same Idempotency-Key
-    and the server answers the first roll (a new key rolled a second one)."""
+def made_then_bad_gateway(route) -> None:
+    """A POST the server makes, answered by the proxy with a 502 (a worker died after COMMIT)."""
+    if route.request.method != "POST":
+        route.continue_()
+        return
+    route.fetch()
+    route.fulfill(status=502, content_type="text/html", body="<html>502 Bad Gateway</html>")
+
+
+@pytest.mark.parametrize("lose", [made_then_lost, made_then_bad_gateway])
+def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(
+    accounts, open_page, lose
+):
+    """The server made the roll, and every answer to it was lost (a venue's wifi) or was a
+    gateway's 502: the page says it may not have been made; rolled again unchanged, it goes with
+    the same Idempotency-Key and the server answers the first roll (a new key rolled a second)."""
     campaign, _ = cofd_table(accounts)
     alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
     live(alice)
@@ -144,14 +156,16 @@ def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(acc
     alice.locator("#sheets button.trait", has_text="Wits").click()
     expect(alice.locator("#composer-odds .odds")).to_be_visible()
 
-    checks = f"**/api/campaigns/{campaign.pk}/checks/"
-    alice.route(checks, made_then_lost)
+    checks = f"/api/campaigns/{campaign.pk}/checks/"
+    alice.route(f"**{checks}", lose)
     form.locator("button#composer-roll").click()
     error = form.locator("#composer-error")
     expect(error).to_contain_text("may not have been made", timeout=20_000)
-    assert Check.objects.filter(campaign=campaign).count() == 1
-    alice.unroute(checks)
-    form.locator("button#composer-roll").click()
+    made = Check.objects.get(campaign=campaign).seq
+    alice.unroute(f"**{checks}")
+    with alice.expect_response(lambda r: r.url.endswith(checks) and r.status < 500) as answer:
+        form.locator("button#composer-roll").click()
+    assert answer.value.status == 201 and answer.value.json()["seq"] == made, "rolled twice"
     expect(error).to_be_hidden(timeout=LIVE)
     expect(alice.locator("#feed article.roll")).to_have_count(1)
     assert Check.objects.filter(campaign=campaign).count() == 1, "rolled twice"
@@ -198,7 +212,7 @@ def test_roll_again_whose_answers_were_lost_is_not_rolled_twice_when_pressed_aga
     accounts, open_page
 ):
     """«Roll again» made on the server, every answer lost: the page says the roll may not have
-    been made; pressed again, it goes with the same key and the server answers the roll it
+    been made; pressed again, it goes with the same key and the server answers with the roll it
     made. Once answered, a press is a new roll."""
     campaign, _ = cofd_table(accounts)
     alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
@@ -209,18 +223,24 @@ def test_roll_again_whose_answers_were_lost_is_not_rolled_twice_when_pressed_aga
     card = alice.locator(f"#feed article.roll[data-seq='{first}']")
     again = card.get_by_role("button", name="Roll again")
     expect(again).to_be_visible()
+    path = f"/api/campaigns/{campaign.pk}/checks/{first}/again/"
 
-    route = f"**/api/campaigns/{campaign.pk}/checks/{first}/again/"
-    alice.route(route, made_then_lost)
+    def answered():
+        return alice.expect_response(lambda r: r.url.endswith(path) and r.status < 500)
+
+    alice.route(f"**{path}", made_then_lost)
     again.click()
     expect(alice.locator("#toasts .toast-error")).to_contain_text(
         "may not have been made", timeout=20_000
     )
+    lost = Check.objects.filter(campaign=campaign).exclude(seq=first).get().seq
+    alice.unroute(f"**{path}")
+    with answered() as answer:
+        again.click()
+    assert answer.value.status == 201 and answer.value.json()["seq"] == lost, "rolled twice"
+    assert answer.value.headers.get("idempotent-replayed") == "true"
     assert Check.objects.filter(campaign=campaign).count() == 2
-    alice.unroute(route)
-    again.click()
-    expect(item(alice, "Read the stones")).to_have_count(2, timeout=LIVE)
-    assert Check.objects.filter(campaign=campaign).count() == 2, "rolled twice"
-    again.click()  # answered: pressed again, it is a roll of its own
-    expect(item(alice, "Read the stones")).to_have_count(3, timeout=LIVE)
+    with answered() as answer:
+        again.click()  # answered: pressed again, it is a roll of its own
+    assert answer.value.status == 201 and answer.value.json()["seq"] > lost
     assert Check.objects.filter(campaign=campaign).count() == 3

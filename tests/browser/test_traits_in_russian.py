@@ -61,3 +61,38 @@ def test_a_russian_table_names_its_traits_in_russian(accounts, open_page, server
     expect(ru.locator("#call-notice")).to_contain_text(
         "Сообразительность + Оккультизм", timeout=LIVE
     )
+
+
+def test_a_russian_expanse_table_names_abilities_and_focuses_in_russian(accounts, open_page):
+    """AGE's focuses are listed too: the sheet's tags and the form's focus list name them in
+    Russian, and the roll sends the focus's key."""
+    gm = accounts["gm"]
+    campaign = services.create_campaign(
+        name="Rocinante", system="age", created_by=gm, options={"manual_dice": True}
+    )
+    services.join_campaign(invite_code=campaign.invite_code, user=accounts["alice"])
+    services.create_character(
+        campaign=campaign,
+        actor=gm,
+        name="Naomi",
+        traits={"abilities": {"Accuracy": 2}, "focuses": {"Accuracy": ["Pistols"]}},
+        owner_id=accounts["alice"].pk,
+    )
+    services.start_session(campaign=campaign, actor=gm, title="Friday")
+    ru = open_page("alice", f"/campaigns/{campaign.pk}/play/", language="ru")
+    live(ru)
+    sheet = ru.locator("#sheets section[aria-label=Naomi]")
+    expect(sheet.locator(".trait-name")).to_have_text(["Точность"])
+    expect(sheet.locator(".trait-extras")).to_have_text("Пистолеты")
+    sheet.locator("button.trait", has_text="Точность").click()
+    ru.locator("#f-focus").select_option(label="Пистолеты")
+    form = ru.locator("#composer")
+    form.locator("#f-label").fill("Выстрел")
+    form.locator("#f-faces").fill("3 4 5")
+    form.locator("button#composer-roll").click()
+    card = ru.locator("#feed article.roll", has_text="Выстрел")
+    expect(card.locator(".breakdown")).to_contain_text("Точность 2", timeout=LIVE)
+    expect(card.locator(".breakdown")).to_contain_text("Пистолеты")
+    roll = Check.objects.get(campaign=campaign).data["rolls"][0]
+    assert roll["traits"] == ["Accuracy"]
+    assert {"kind": "focus", "label": "Pistols"}.items() <= roll["breakdown"][1].items()
