@@ -126,6 +126,7 @@ def test_a_catch_up_reads_each_actor_s_username_once(play, users, monkeypatch): 
     from rolls.reads.selectors import events_for
 
     monkeypatch.setattr(catchup, "PAGE", 5)
+    monkeypatch.setattr(catchup, "LONG_PAGES", 1)  # pages of 5 throughout: more pages than actors
     campaign = play("cofd", end=False)
     viewer = Membership.objects.get(campaign=campaign, user=users["gm"])
     head = (campaign.head_seq, campaign.head_hash)
