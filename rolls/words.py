@@ -66,22 +66,23 @@ def outcome_name(system: str, outcome: str) -> str:
 
 
 @cache
-def _russian_traits(system: str) -> dict[str, str]:
+def _russian_labels(system: str) -> dict[str, str]:
     return trait_labels(system) if system in TEMPLATES else {}
+
+
+def _reader_labels(system: str) -> dict[str, str]:
+    """The listed traits' names in the reader's language, by key (none: the names are the keys)."""
+    return _russian_labels(system) if (get_language() or "").startswith("ru") else {}
 
 
 def reader_trait_labels() -> dict[str, dict[str, str]]:
     """Each system's listed traits, key → the reader's name, where it differs (the pages' JS)."""
-    if not (get_language() or "").startswith("ru"):
-        return {}
-    return {system: _russian_traits(system) for system in TEMPLATES}
+    return {system: labels for system in TEMPLATES if (labels := _reader_labels(system))}
 
 
 def trait_name(system: str, name: Any) -> Any:
     """A trait as the reader's language names it."""
-    if isinstance(name, str) and (get_language() or "").startswith("ru"):
-        return _russian_traits(system).get(name, name)
-    return name
+    return _reader_labels(system).get(name, name) if isinstance(name, str) else name
 
 
 def traits_text(system: str, names: Iterable[Any] | None) -> str:

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from campaign.access import require_player_or_gm
 from campaign.errors import Conflict, InvalidInput, NotAllowed, NotFound, call_rules
@@ -22,7 +22,8 @@ from rolls.checks.requests import find_character, find_characters
 from rolls.checks.services import NOT_REPEATED, check_roll, preview_odds
 from rolls.models import Check
 from rolls.systems import rollbox
-from rolls.systems.sheets import fold, trait_labels
+from rolls.systems.sheets import fold
+from rolls.words import trait_name
 
 
 def _target_by_name(campaign: Campaign, parsed: rollbox.Parsed) -> Character | None:
@@ -86,12 +87,11 @@ def request_from_line(
 
 
 def _tokens(system: str, parsed: rollbox.Parsed) -> list[dict[str, Any]]:
-    labels = trait_labels(system) if (get_language() or "").startswith("ru") else {}
     shown = []
     for token in parsed.tokens:
         row = {"start": token.start, "end": token.end, "kind": token.kind, "value": token.value}
         if token.kind == "trait":
-            row["label"] = labels.get(token.value, token.value)
+            row["label"] = trait_name(system, token.value)
         elif token.label:
             row["label"] = token.label
         shown.append(row)
