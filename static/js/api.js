@@ -112,7 +112,7 @@ export function makeApi(base) {
   const unanswered = new Map();
   async function post(path, body = {}, opts = {}) {
     const asked = path + JSON.stringify({ ...body, client_seed: null });
-    const sent = unanswered.get(asked) || { body, key: opts.key || idempotencyKey() };
+    const sent = unanswered.get(asked) || { body, key: idempotencyKey() };
     unanswered.delete(asked);
     try {
       return await request(path, { ...opts, method: "POST", body: sent.body, key: sent.key });
