@@ -5,15 +5,24 @@ a listed trait under its key (its English name). A custom trait is shown as its 
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from campaign import services
 from rolls.models import Check
 
-from .test_table import LIVE, cofd_table, live
+from .test_table import LIVE, cofd_table, item, live
 from .test_table_in_use import through_the_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("browser")]
+
+
+def roll_as_picked(page: Page, label: str, faces: str):
+    """Roll what the form holds (the test picked it in the page's words); the roll's card."""
+    form = page.locator("#composer")
+    form.locator("#f-label").fill(label)
+    form.locator("#f-faces").fill(faces)
+    form.locator("button#composer-roll").click()
+    return item(page, label)
 
 
 def test_a_russian_table_names_its_traits_in_russian(accounts, open_page, server):
@@ -44,15 +53,12 @@ def test_a_russian_table_names_its_traits_in_russian(accounts, open_page, server
     expect(form.locator(".trait-chip")).to_contain_text(["Сообразительность", "Оккультизм"])
     expect(ru.locator("#composer-odds .odds .breakdown")).to_contain_text("Сообразительность 3")
 
-    form.locator("#f-label").fill("Шёпот")
-    form.locator("#f-faces").fill("8 2 3 4 5")
-    form.locator("button#composer-roll").click()
-    card = ru.locator("#feed article.roll", has_text="Шёпот")
+    card = roll_as_picked(ru, "Шёпот", "8 2 3 4 5")
     expect(card.locator(".breakdown")).to_contain_text("Сообразительность 3", timeout=LIVE)
     expect(card.locator(".breakdown")).to_contain_text("Оккультизм 2")
     # The roll keeps the keys; an English page names them so.
     assert Check.objects.get(campaign=campaign).data["rolls"][0]["traits"] == ["Wits", "Occult"]
-    english = en.locator("#feed article.roll", has_text="Шёпот").locator(".breakdown")
+    english = item(en, "Шёпот").locator(".breakdown")
     expect(english).to_contain_text("Wits 3", timeout=LIVE)
 
     request = {"traits": ["Wits", "Occult"], "label": ""}
@@ -86,11 +92,7 @@ def test_a_russian_expanse_table_names_abilities_and_focuses_in_russian(accounts
     expect(sheet.locator(".trait-extras")).to_have_text("Пистолеты")
     sheet.locator("button.trait", has_text="Точность").click()
     ru.locator("#f-focus").select_option(label="Пистолеты")
-    form = ru.locator("#composer")
-    form.locator("#f-label").fill("Выстрел")
-    form.locator("#f-faces").fill("3 4 5")
-    form.locator("button#composer-roll").click()
-    card = ru.locator("#feed article.roll", has_text="Выстрел")
+    card = roll_as_picked(ru, "Выстрел", "3 4 5")
     expect(card.locator(".breakdown")).to_contain_text("Точность 2", timeout=LIVE)
     expect(card.locator(".breakdown")).to_contain_text("Пистолеты")
     roll = Check.objects.get(campaign=campaign).data["rolls"][0]
