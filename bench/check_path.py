@@ -18,8 +18,10 @@ statements) — only the write throttle is lifted and the channel layer is in me
 unset). No HTTP server is in the loop: bench/api.py measures that. Both floors' views are
 requested the same way.
 
-Each side runs in its own processes (never this one), started together once every one has warmed,
-the three sides of each phase back to back (a figure and its baselines seconds apart): first one
+Each side runs in its own processes (never this one), started together once every one has warmed
+and counted after a ramp of RAMP seconds run the same way (the first requests after the start are
+not the steady state: see RAMP), the three sides of each phase back to back (a figure and its
+baselines seconds apart): first one
 writer alone (CPU per check: the process's CPU time over the checks it made; statements per check,
 counted by Django up to the COMMIT), then `--writers` writers at once on one campaign (checks/s,
 and the lock hold: from the moment the lock statement returns to the end of COMMIT, p50 and p99),
@@ -50,6 +52,12 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "tablecheck_bench_check"
 BURST_EVERY = 0.25  # seconds between the bursts of the burst phase
 SPREAD = 50  # campaigns the spread phases write to (the issue's "clients over 50 campaigns")
+# Seconds each phase runs, as measured, before its figures are counted. The writers of a phase start
+# together after seconds idle (the others were importing Django), and each one's first requests
+# then cost 25-35 ms of CPU against about 5 once running (2026-12-03, 8 paced check writers; 20
+# warm-up requests before the wait did not change it): with ~100 checks a writer in a phase, those
+# first requests alone were the half-rate phase's p99 (100-250 ms against 30-40 after them).
+RAMP = 1.0
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -135,13 +143,14 @@ def worker(
     "-burst" for writers that start each interval together (a burst on one campaign).
 
     Warmed, it prints "ready" and waits for the phase's start time on stdin (`phase` sends it
-    once every writer is ready)."""
+    once every writer is ready); what it runs in the RAMP seconds after the start is not counted."""
     mode, _, variant = mode.partition("-")
     if variant == "spread":
         setup = {**setup, "rotate": True}
     holds: list[float] = []
     statements: list[int] = []
     latencies: list[float] = []
+    done = 0
     backends: set[int] = set()  # the PostgreSQL server processes this worker's statements ran in
     if mode == "floor":
         run = _floor_runner(setup, holds, backends)
@@ -154,18 +163,20 @@ def worker(
     start_at = wait_for_start()
     while time.time() < start_at:
         time.sleep(0.001)
-    pg0 = {pid: _cpu_of(pid) for pid in backends}
-    cpu0, began = time.process_time(), time.perf_counter()
-    done = 0
     # Paced writers start at random points of their interval: in step, they would arrive as
     # bursts of all writers at once, which is not what "half the rate" means. Bursts are that:
     # every writer fires at the same wall-clock moments (shared by the processes).
     next_at = start_at + (random.uniform(0, interval) if variant != "burst" else 0.0)
-    while time.perf_counter() - began < duration:
+    measure_at, began = start_at + RAMP, None
+    while began is None or time.perf_counter() - began < duration:
         if interval:
             if (delay := next_at - time.time()) > 0:
                 time.sleep(delay)
             next_at += interval
+        if began is None and time.time() >= measure_at:  # the ramp is over: count from here
+            holds.clear(), statements.clear(), latencies.clear()
+            pg0 = {pid: _cpu_of(pid) for pid in backends}
+            cpu0, began, done = time.process_time(), time.perf_counter(), 0
         t0 = time.perf_counter()
         run()
         latencies.append(time.perf_counter() - t0)
