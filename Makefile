@@ -79,13 +79,14 @@ test-faults: $(STAMP)
 	env -u DATABASE_URL -u REDIS_URL $(VENV)/bin/pytest -p no:cacheprovider -n 0 -s -m faults \
 		tests/faults
 
-# Every benchmark, then one table of the headline figures beside their in-run baselines, which
-# `make bench` also writes into README.md (Performance). Every figure of issue #17 needs
-# DATABASE_URL=postgres://… and REDIS_URL=redis://… in the environment.
-bench: $(STAMP)
+# Every benchmark (bench/feed.py drives Chromium: `browser`), then one table of the headline
+# figures beside their in-run baselines, which `make bench` also writes into README.md
+# (Performance). Every figure of issue #17 needs DATABASE_URL=postgres://… and
+# REDIS_URL=redis://… in the environment.
+bench: $(STAMP) browser
 	$(PY) bench/all.py
 
-bench-quick: $(STAMP)
+bench-quick: $(STAMP) browser
 	$(PY) bench/all.py --quick
 
 lint: $(STAMP)
