@@ -5,7 +5,7 @@ One source for the pages, the chronicle and anything else that names an outcome 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
 
@@ -88,3 +88,47 @@ def trait_name(system: str, name: Any) -> Any:
 def traits_text(system: str, names: Iterable[Any] | None) -> str:
     """«Сообразительность + Оккультизм»: a roll's traits as the reader names them."""
     return " + ".join(str(trait_name(system, name)) for name in names or ())
+
+
+# --- a roll's breakdown -------------------------------------------------------------------------
+# A line keeps its English label for the API; the reader is shown these. Kinds the server names
+# itself, whatever the line's label says ("Willpower", "multiple actions"):
+LINE_KINDS = {
+    "dice": _("extra dice"),
+    "willpower": _("Willpower"),
+    "resistance_willpower": _("Willpower to resist"),
+    "adrenaline": _("adrenaline"),
+    "actions": _("multiple actions"),
+    "opposed": _("opponent's successes"),
+    "ability": _("ability"),
+    "bonus": _("bonus"),
+}
+# Modifier groups: a line carries its modifier's own words; one labelled with its group's name (a
+# modifier the server added, a group the cap cut) is named by the group.
+LINE_GROUPS = {
+    "retry": _("retry"),
+    "teamwork": _("teamwork"),
+    "equipment": _("equipment"),
+    "circumstance": _("modifier"),
+    "difficulty": _("difficulty"),
+}
+
+_LINE_NAMES = {**LINE_KINDS, **LINE_GROUPS}
+
+
+def line_label(system: str, line: Mapping[str, Any]) -> str:
+    """A breakdown line's name as the reader says it (static/js/render.js `lineLabel` says it the
+    same way): a kind the server names, a group by its name, a resistance's traits and whose they
+    are («Самообладание + Решимость (Боб)»), or a trait."""
+    kind, label = line.get("kind"), line.get("label")
+    if isinstance(kind, str) and (
+        kind in LINE_KINDS
+        or (kind in LINE_GROUPS and label in (kind, "pool", kind.removesuffix("s")))
+    ):
+        return str(_LINE_NAMES[kind])
+    if isinstance(label, str) and label in _LINE_NAMES:
+        return str(_LINE_NAMES[label])
+    traits = line.get("traits")
+    if kind == "resistance" and isinstance(traits, list) and line.get("character_name"):
+        return f"{traits_text(system, traits)} ({line['character_name']})"
+    return str(trait_name(system, label))

@@ -19,7 +19,14 @@ from campaign.sheets import GROUPS, RANKS, RESOURCES
 from pages import once
 from rolls.systems.options import option_table
 from rolls.systems.traits import NICE_DAMNIT_RANKS, TRAIT_GROUPS
-from rolls.words import OUTCOMES, SYSTEM_NAMES, reader_trait_labels, traits_text
+from rolls.words import (
+    LINE_GROUPS,
+    LINE_KINDS,
+    OUTCOMES,
+    SYSTEM_NAMES,
+    reader_trait_labels,
+    traits_text,
+)
 
 register = template.Library()
 
@@ -222,6 +229,7 @@ def ui_strings() -> dict[str, Any]:
         "roles": _text(ROLES),
         "trait_groups": {system: list(groups) for system, groups in TRAIT_GROUPS.items()},
         "traits": reader_trait_labels(),
+        "line_kinds": list(LINE_KINDS),  # named by their kind whatever their label
         "t": _text(JS_TEXT),
     }
 
@@ -381,20 +389,8 @@ JS_TEXT: dict[str, Any] = {
     "call_answered": _("answered"),
     "close_call": _("Close the call"),
     "faces_hint": _("the faces you rolled, e.g. 8 3 10"),
-    # breakdown lines the server names by kind
-    "bd_dice": _("extra dice"),
-    "bd_retry": _("retry"),
-    "bd_willpower": _("Willpower"),
-    "bd_resistance_willpower": _("Willpower to resist"),
-    "bd_teamwork": _("teamwork"),
-    "bd_equipment": _("equipment"),
-    "bd_adrenaline": _("adrenaline"),
-    "bd_actions": _("multiple actions"),
-    "bd_opposed": _("opponent's successes"),
-    "bd_circumstance": _("modifier"),
-    "bd_difficulty": _("difficulty"),
-    "bd_ability": _("ability"),
-    "bd_bonus": _("bonus"),
+    # breakdown lines named by their kind or group (rolls.words.line_label)
+    **{f"bd_{kind}": text for kind, text in {**LINE_KINDS, **LINE_GROUPS}.items()},
     "pool_dice_one": _("{n} die"),
     "pool_dice_few": pgettext_lazy("2-4", "{n} dice"),
     "pool_dice_many": _("{n} dice"),

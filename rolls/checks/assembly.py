@@ -356,8 +356,11 @@ def _cofd(sheet, request, options, state) -> Assembled:
         # README "Resistance": the target's trait is a part of the pool, not a modifier group:
         # the ±cap of RULES 3.2 does not cut it. Willpower raises the trait by 2.
         dice -= resistance["value"]
+        # The label (English keys, for the API) and, for a trait, what the reader's words are
+        # made of: the traits and whose they are (rolls.words.line_label).
+        named = {k: resistance[k] for k in ("traits", "character_name") if k in resistance}
         lines.append({"label": resistance["label"], "value": -resistance["value"],
-                      "kind": "resistance"})  # fmt: skip
+                      "kind": "resistance", **named})  # fmt: skip
         if resistance["willpower"]:
             raised = cofd.willpower_bonus(resistance=True)
             dice -= raised

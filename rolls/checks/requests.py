@@ -483,6 +483,7 @@ def read_resistance(
             for key in keys
         )
         label = f"{' + '.join(keys)} ({other.name})"
+        named = {"traits": list(keys), "character_name": other.name}  # the reader's words
     else:
         if (
             not isinstance(value, int)
@@ -494,6 +495,7 @@ def read_resistance(
                 _("expected an integer from {low} to {high}").format(low=0, high=MAX_RESISTANCE),
             )
         label = str(value) if other is None else f"{value} ({other.name})"
+        named = {}
     willpower = raw.get("willpower", False)
     if not isinstance(willpower, bool):
         raise InvalidInput("resistance.willpower", _("expected true or false"))
@@ -513,6 +515,7 @@ def read_resistance(
         "label": label[:60],
         "willpower": willpower,
         "character": str(other.pk) if other is not None else None,
+        **named,
     }
 
 

@@ -22,7 +22,7 @@ from eventlog import event_types as types
 from eventlog.models import Event
 from rolls.models import Check
 from rolls.reads.present import present_events
-from rolls.words import outcome_name, trait_name, traits_text
+from rolls.words import line_label, outcome_name, traits_text
 
 PERIOD_EVENTS = {
     types.SESSION_STARTED: gettext_lazy("Session {number} begins"),
@@ -161,7 +161,7 @@ def _roll_entry(
     for n, roll in enumerate(rolls):
         result = roll.get("result") or {}
         terms = " + ".join(
-            f"{trait_name(system, term.get('label'))} {term.get('value')}"
+            f"{line_label(system, term)} {term.get('value')}"
             for term in roll.get("breakdown") or ()
         )
         lines.append(

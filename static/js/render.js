@@ -33,12 +33,18 @@ function signed(n) {
   return n < 0 ? `− ${Math.abs(n)}` : `+ ${n}`;
 }
 
+// A breakdown line's name, as rolls.words.line_label says it: a kind the server names (whatever
+// the label), a group by its name, a resistance's traits and whose they are, or a trait.
 function lineLabel(system, line) {
   const key = `bd_${line.kind}`;
-  if (line.label === line.kind || line.label === "pool" || line.label === line.kind.replace(/s$/, "")) {
+  const named = (S.line_kinds || []).includes(line.kind);
+  if (named || line.label === line.kind || line.label === "pool" || line.label === line.kind.replace(/s$/, "")) {
     if (key in S.t) return t(key);
   }
   if (`bd_${line.label}` in S.t) return t(`bd_${line.label}`);
+  if (line.kind === "resistance" && Array.isArray(line.traits) && line.character_name) {
+    return `${line.traits.map((name) => traitLabel(system, name)).join(" + ")} (${line.character_name})`;
+  }
   return traitLabel(system, line.label);
 }
 

@@ -98,3 +98,38 @@ def test_a_russian_expanse_table_names_abilities_and_focuses_in_russian(accounts
     roll = Check.objects.get(campaign=campaign).data["rolls"][0]
     assert roll["traits"] == ["Accuracy"]
     assert {"kind": "focus", "label": "Pistols"}.items() <= roll["breakdown"][1].items()
+
+
+def test_a_russian_table_reads_a_resistance_and_the_servers_own_lines_in_russian(
+    accounts, open_page, server
+):
+    """Left English until 2026-12-03: a resistance's line ("Dexterity (Theo)", built from the
+    keys) and the Willpower line (labelled "Willpower", not its kind)."""
+    campaign, characters = cofd_table(accounts, manual_dice=True)
+    marianne, theo = characters["alice"], characters["boris"]
+    for character in (marianne, theo):
+        services.change_character(
+            campaign=campaign, actor=accounts["gm"], character=character, resources={"willpower": 1}
+        )
+    ru = open_page("alice", f"/campaigns/{campaign.pk}/play/", language="ru")
+    en = open_page("boris", f"/campaigns/{campaign.pk}/play/")
+    live(ru)
+    live(en)
+    resistance = {"character": str(theo.pk), "traits": ["Dexterity"], "willpower": True}
+    body = {
+        "character": str(marianne.pk),
+        "traits": ["Wits", "Occult"],
+        "willpower": True,
+        "resistance": resistance,
+        "label": "Взгляд",
+        "faces": [8, 2, 3, 4],  # 3 + 2 + 3 for Willpower - 2 - 2 for his = 4 dice
+    }
+    through_the_server(server, accounts["gm"], campaign, "checks/", body)
+    russian = item(ru, "Взгляд").locator(".breakdown")
+    expect(russian).to_contain_text("Ловкость (Theo) 2", timeout=LIVE)
+    expect(russian).to_contain_text("Сила воли 3")
+    expect(russian).to_contain_text("Сила воли на сопротивление 2")
+    expect(russian).not_to_contain_text("Dexterity")
+    english = item(en, "Взгляд").locator(".breakdown")
+    expect(english).to_contain_text("Dexterity (Theo) 2", timeout=LIVE)
+    expect(english).to_contain_text("Willpower to resist 2")

@@ -114,7 +114,9 @@ def test_every_word_of_the_scripts_has_its_russian():
     untranslated = [
         f"{path}: {text!r}"
         for path, text in english.items()
-        if russian[path] == text and text not in SAME_IN_BOTH and not path.startswith(".trait")
+        if russian[path] == text
+        and text not in SAME_IN_BOTH
+        and not path.startswith((".trait", ".line_kinds"))  # keys, not words
     ]
     assert not untranslated, "\n".join(untranslated)
 

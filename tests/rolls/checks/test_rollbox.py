@@ -114,9 +114,13 @@ def test_vs_a_character_is_a_cofd_resistance_from_their_sheet(table, users):
         campaign, users["alice"], "Wits + Occult vs @Theo Composure", character=str(marianne.pk)
     ).json()
     assert body["request"]["resistance"] == {"traits": ["Composure"], "character": str(_.pk)}
-    assert {"value": -3, "label": "Composure (Theo Harris)", "kind": "resistance"} in body[
-        "breakdown"
-    ]
+    assert {
+        "value": -3,
+        "label": "Composure (Theo Harris)",
+        "kind": "resistance",
+        "traits": ["Composure"],
+        "character_name": "Theo Harris",
+    } in body["breakdown"]
     assert body["check"]["pool"] == 3 + 2 - 3
     nobody = parse(
         campaign, users["alice"], "Wits vs @Nobody Composure", character=str(marianne.pk)

@@ -37,9 +37,14 @@ def test_a_resistance_from_the_targets_sheet(table):
     check = t.roll("alice", traits=["Wits", "Occult"], resistance=_boris(t), faces=[9, 2, 3])
     roll = first_roll(check)
     assert roll["check"]["pool"] == 3 + 2 - 2
-    assert {"label": "Strength (Boris's hero)", "value": -2, "kind": "resistance"} in roll[
-        "breakdown"
-    ]
+    # The label for the API; the traits and whose they are, for a reader's own words.
+    assert {
+        "label": "Strength (Boris's hero)",
+        "value": -2,
+        "kind": "resistance",
+        "traits": ["Strength"],
+        "character_name": "Boris's hero",
+    } in roll["breakdown"]
     assert check["outcome"] == "success"
 
 

@@ -20,6 +20,16 @@ def _page(user: Any, url: str) -> tuple[int, str]:
     return response.status_code, response.content.decode()
 
 
+def _markdown(t: Any, who: str) -> dict[str, str]:
+    """The first session's chronicle as Markdown, as ``who`` reads it in Russian and in English."""
+    return {
+        language: t.clients[who]
+        .get(f"{t.url}/sessions/1/chronicle/?as=md", HTTP_ACCEPT_LANGUAGE=language)
+        .content.decode()
+        for language in ("ru", "en")
+    }
+
+
 @pytest.fixture
 def played(table, users):
     """A Storyteller session with a public, a private and a blind roll, and a GM's call."""
@@ -179,12 +189,7 @@ def test_the_chronicle_reads_in_the_readers_language_and_draws_dice_as_the_feed(
     t.roll("alice", traits=["Wits", "Occult"], faces=[10, 2, 3, 4, 5, 8])  # the 10 rolls an 8
     failed = t.roll("alice", traits=["Wits", "Occult"], faces=[1, 2, 3, 4, 5])
     t.post("alice", f"checks/{failed['seq']}/dramatic-failure/", expect=200)
-    markdown = {
-        language: t.clients["alice"]
-        .get(f"{t.url}/sessions/1/chronicle/?as=md", HTTP_ACCEPT_LANGUAGE=language)
-        .content.decode()
-        for language in ("ru", "en")
-    }
+    markdown = _markdown(t, "alice")
     assert "[10↯8 2 3 4 5]" in markdown["en"], markdown["en"]
     assert "(2 successes)" in markdown["en"] and "(2 успеха)" in markdown["ru"]
     assert "Beats +1" in markdown["en"] and "Биты +1" in markdown["ru"], markdown["ru"]
@@ -210,3 +215,31 @@ def test_a_roll_is_never_both_among_the_luckiest_and_the_unluckiest(table):
     assert lucky and unlucky and not lucky & unlucky, alice
     assert all(r["percentile"] >= 50 for r in alice["luckiest"])
     assert all(r["percentile"] < 50 for r in alice["unluckiest"])
+
+
+def test_the_chronicle_names_a_resistance_and_the_servers_own_lines_in_the_readers_language(
+    table,
+):
+    """Left English on Russian pages until 2026-12-03: a resistance's line ("Strength (Boris's
+    hero)", built from the keys) and the lines the server names itself ("Willpower",
+    "resistance_willpower", the raw kind)."""
+    from tests.rolls.checks.test_rule_willpower import _give
+
+    t = table("cofd")
+    _give(t, "alice", 1)
+    _give(t, "boris", 1)
+    boris = str(t.characters["boris"].pk)
+    t.roll(
+        "gm",
+        character=str(t.characters["alice"].pk),
+        traits=["Wits", "Occult"],
+        willpower=True,
+        resistance={"character": boris, "traits": ["Strength"], "willpower": True},
+        faces=[8, 2, 3, 4],  # 3 + 2 + 3 - 2 - 2 = 4 dice
+    )
+    markdown = _markdown(t, "alice")
+    assert "Сила (Boris's hero) -2" in markdown["ru"], markdown["ru"]
+    assert "Сила воли 3" in markdown["ru"] and "Сила воли на сопротивление -2" in markdown["ru"]
+    assert "Strength" not in markdown["ru"] and "resistance_willpower" not in markdown["ru"]
+    assert "Strength (Boris's hero) -2" in markdown["en"], markdown["en"]
+    assert "Willpower to resist -2" in markdown["en"]

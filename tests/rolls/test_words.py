@@ -1,0 +1,48 @@
+"""A breakdown line named as the reader says it (rolls.words.line_label; render.js's lineLabel
+says it the same way on the pages)."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import translation
+
+from rolls.words import line_label
+
+RESISTANCE = {"label": "Strength (Bob)", "value": -2, "kind": "resistance"}
+
+
+@pytest.mark.parametrize(
+    ("line", "russian", "english"),
+    [
+        # the server's own lines, whatever their English label
+        ({"label": "Willpower", "value": 3, "kind": "willpower"}, "Сила воли", "Willpower"),
+        (
+            {"label": "multiple actions", "value": -2, "kind": "actions"},
+            "несколько действий",
+            "multiple actions",
+        ),
+        (
+            {"label": "attacker's successes", "value": -1, "kind": "opposed"},
+            "успехи противника",
+            "opponent's successes",
+        ),
+        ({"label": "pool", "value": 2, "kind": "dice"}, "доп. кубики", "extra dice"),
+        # a resistance's traits and whose they are; an event written before it kept them: its label
+        (
+            {**RESISTANCE, "traits": ["Strength"], "character_name": "Bob"},
+            "Сила (Bob)",
+            "Strength (Bob)",
+        ),
+        (RESISTANCE, "Strength (Bob)", "Strength (Bob)"),
+        ({"label": "3 (Bob)", "value": -3, "kind": "resistance"}, "3 (Bob)", "3 (Bob)"),
+        # a trait by its key; a modifier by its own words, or by its group when it has none
+        ({"label": "Wits", "value": 3, "kind": "attributes"}, "Сообразительность", "Wits"),
+        ({"label": "flashlight", "value": 1, "kind": "equipment"}, "flashlight", "flashlight"),
+        ({"label": "retry", "value": -1, "kind": "retry"}, "повтор", "retry"),
+    ],
+)
+def test_a_line_is_named_in_the_readers_words(line, russian, english):
+    with translation.override("ru"):
+        assert line_label("cofd", line) == russian
+    with translation.override("en"):
+        assert line_label("cofd", line) == english
