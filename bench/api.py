@@ -8,7 +8,8 @@ DATABASE_URL names one on this machine) the script prepares a fresh database (mi
 campaign, an open session and chapter, a player with a character and an API token), serves it
 with a real uvicorn on 127.0.0.1 (1 worker; 1 and 2 workers on PostgreSQL), and drives it with
 httpx from this process (the production settings but the per-user write throttle, which would
-answer most of one token's requests 429; a measurement with errors records no figure):
+answer most of one token's requests 429; a measurement with more than 1 % errors records no
+figure):
 
 - closed loop: `concurrency` clients send back to back for `duration` seconds (after a warm-up),
   first at POST /bench/noop/ — an APIView with the project's authentication and permission
@@ -171,6 +172,7 @@ def postgres_database(url: str) -> Database:
 # Only with DB_POOL_MAX_SIZE=0: with the pool (config/settings.py's default) connections go back
 # to the pool after each request and CONN_MAX_AGE is 0 whatever this says.
 CONN_MAX_AGE = os.environ.get("CONN_MAX_AGE", "60")
+ERRORS_ALLOWED = 0.01  # the share of a measurement's requests that may fail and still count
 
 
 def server_env(database: Database) -> dict[str, str]:
@@ -464,11 +466,13 @@ def verdict(results: list[Result]) -> None:
     if top is None or half is None:
         print("production target (PostgreSQL, 2 workers): not measured in this run")
         return
-    refused = [r for r in (top, half) if r.errors]
-    if refused:  # a figure over refusals (a throttle's 429s, say) would be no figure
+    # A figure over refusals (a throttle's 429s, say) would be no figure; a stray timeout is not
+    # that. Errors count requests dropped unsent too, which have no status.
+    refused = [r for r in (top, half) if r.errors > ERRORS_ALLOWED * max(r.completed, 1)]
+    if refused:
         print(
             "production target (PostgreSQL, 2 workers): NOT MEASURED, errors answered: "
-            + "; ".join(f"{r.mode}: {r.statuses}" for r in refused)
+            + "; ".join(f"{r.mode}: {r.errors} errors, statuses {r.statuses}" for r in refused)
         )
         return
     p99 = half.percentile(99) * 1000

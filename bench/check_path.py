@@ -150,7 +150,6 @@ def worker(
     holds: list[float] = []
     statements: list[int] = []
     latencies: list[float] = []
-    done = 0
     backends: set[int] = set()  # the PostgreSQL server processes this worker's statements ran in
     if mode == "floor":
         run = _floor_runner(setup, holds, backends)
@@ -167,19 +166,26 @@ def worker(
     # bursts of all writers at once, which is not what "half the rate" means. Bursts are that:
     # every writer fires at the same wall-clock moments (shared by the processes).
     next_at = start_at + (random.uniform(0, interval) if variant != "burst" else 0.0)
-    measure_at, began = start_at + RAMP, None
-    while began is None or time.perf_counter() - began < duration:
+
+    def step() -> None:
+        nonlocal next_at
         if interval:
             if (delay := next_at - time.time()) > 0:
                 time.sleep(delay)
             next_at += interval
-        if began is None and time.time() >= measure_at:  # the ramp is over: count from here
-            holds.clear(), statements.clear(), latencies.clear()
-            pg0 = {pid: _cpu_of(pid) for pid in backends}
-            cpu0, began, done = time.process_time(), time.perf_counter(), 0
         t0 = time.perf_counter()
         run()
         latencies.append(time.perf_counter() - t0)
+
+    while time.time() < start_at + RAMP:  # run as measured, then forget it
+        step()
+    holds.clear()
+    statements.clear()
+    latencies.clear()
+    pg0 = {pid: _cpu_of(pid) for pid in backends}
+    cpu0, began, done = time.process_time(), time.perf_counter(), 0
+    while time.perf_counter() - began < duration:
+        step()
         done += 1
     print(
         json.dumps(
