@@ -91,44 +91,46 @@ def traits_text(system: str, names: Iterable[Any] | None) -> str:
 
 
 # --- a roll's breakdown -------------------------------------------------------------------------
-# A line keeps its English label for the API; the reader is shown these. Kinds the server names
-# itself, whatever the line's label says ("Willpower", "multiple actions"):
-LINE_KINDS = {
+# A line keeps its English label for the API; the reader is shown a line the server wrote, or a
+# modifier labelled with its group's name (a group the cap cut), in these words by its kind.
+LINE_NAMES: dict[str, Any] = {
     "dice": _("extra dice"),
     "willpower": _("Willpower"),
+    "resistance": _("resistance"),
     "resistance_willpower": _("Willpower to resist"),
     "adrenaline": _("adrenaline"),
     "actions": _("multiple actions"),
     "opposed": _("opponent's successes"),
     "ability": _("ability"),
     "bonus": _("bonus"),
-}
-# Modifier groups: a line carries its modifier's own words; one labelled with its group's name (a
-# modifier the server added, a group the cap cut) is named by the group.
-LINE_GROUPS = {
     "retry": _("retry"),
     "teamwork": _("teamwork"),
     "equipment": _("equipment"),
     "circumstance": _("modifier"),
     "difficulty": _("difficulty"),
 }
-
-_LINE_NAMES = {**LINE_KINDS, **LINE_GROUPS}
+# The labels the server writes that are not their kind's name: only that pair is the server's (a
+# player's "lucky charm" in a group "dice" keeps its words).
+SERVER_LABELS: dict[str, str] = {
+    "dice": "pool",
+    "willpower": "Willpower",
+    "actions": "multiple actions",
+    "opposed": "attacker's successes",
+}
 
 
 def line_label(system: str, line: Mapping[str, Any]) -> str:
     """A breakdown line's name as the reader says it (static/js/render.js `lineLabel` says it the
-    same way): a kind the server names, a group by its name, a resistance's traits and whose they
-    are («Самообладание + Решимость (Боб)»), or a trait."""
+    same way): a line the server wrote by its kind, a resistance's traits and whose they are
+    («Самообладание + Решимость (Боб)»), a trait, or a modifier's own words."""
     kind, label = line.get("kind"), line.get("label")
-    if isinstance(kind, str) and (
-        kind in LINE_KINDS
-        or (kind in LINE_GROUPS and label in (kind, "pool", kind.removesuffix("s")))
-    ):
-        return str(_LINE_NAMES[kind])
-    if isinstance(label, str) and label in _LINE_NAMES:
-        return str(_LINE_NAMES[label])
+    if isinstance(kind, str) and kind in LINE_NAMES:
+        server_label = SERVER_LABELS.get(kind, kind)
+        if label in (kind, "pool", kind.removesuffix("s"), server_label):
+            return str(LINE_NAMES[kind])
+    if isinstance(label, str) and label in LINE_NAMES:
+        return str(LINE_NAMES[label])
     traits = line.get("traits")
-    if kind == "resistance" and isinstance(traits, list) and line.get("character_name"):
-        return f"{traits_text(system, traits)} ({line['character_name']})"
-    return str(trait_name(system, label))
+    if kind == "resistance" and isinstance(traits, list) and line.get("resister_name"):
+        return f"{traits_text(system, traits)} ({line['resister_name']})"
+    return "" if label is None else str(trait_name(system, label))

@@ -20,9 +20,9 @@ from pages import once
 from rolls.systems.options import option_table
 from rolls.systems.traits import NICE_DAMNIT_RANKS, TRAIT_GROUPS
 from rolls.words import (
-    LINE_GROUPS,
-    LINE_KINDS,
+    LINE_NAMES,
     OUTCOMES,
+    SERVER_LABELS,
     SYSTEM_NAMES,
     reader_trait_labels,
     traits_text,
@@ -229,7 +229,7 @@ def ui_strings() -> dict[str, Any]:
         "roles": _text(ROLES),
         "trait_groups": {system: list(groups) for system, groups in TRAIT_GROUPS.items()},
         "traits": reader_trait_labels(),
-        "line_kinds": list(LINE_KINDS),  # named by their kind whatever their label
+        "server_labels": SERVER_LABELS,  # a line the server wrote is named by its kind
         "t": _text(JS_TEXT),
     }
 
@@ -390,7 +390,7 @@ JS_TEXT: dict[str, Any] = {
     "close_call": _("Close the call"),
     "faces_hint": _("the faces you rolled, e.g. 8 3 10"),
     # breakdown lines named by their kind or group (rolls.words.line_label)
-    **{f"bd_{kind}": text for kind, text in {**LINE_KINDS, **LINE_GROUPS}.items()},
+    **{f"bd_{kind}": text for kind, text in LINE_NAMES.items()},
     "pool_dice_one": _("{n} die"),
     "pool_dice_few": pgettext_lazy("2-4", "{n} dice"),
     "pool_dice_many": _("{n} dice"),

@@ -52,6 +52,7 @@ SERVER_GROUPS = frozenset(
         "opposed",
         "cap",
         "resistance",
+        "resistance_willpower",
     }
 )
 # Circumstances: who sets them is recorded with the roll (``circumstances``), and the GM sets
@@ -358,9 +359,9 @@ def _cofd(sheet, request, options, state) -> Assembled:
         dice -= resistance["value"]
         # The label (English keys, for the API) and, for a trait, what the reader's words are
         # made of: the traits and whose they are (rolls.words.line_label).
-        named = {k: resistance[k] for k in ("traits", "character_name") if k in resistance}
+        in_words = {k: resistance[k] for k in ("traits", "resister_name") if k in resistance}
         lines.append({"label": resistance["label"], "value": -resistance["value"],
-                      "kind": "resistance", **named})  # fmt: skip
+                      "kind": "resistance", **in_words})  # fmt: skip
         if resistance["willpower"]:
             raised = cofd.willpower_bonus(resistance=True)
             dice -= raised

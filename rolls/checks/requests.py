@@ -441,7 +441,8 @@ def read_resistance(
     called: bool = False,
 ) -> dict[str, Any] | None:
     """CofD's ``resistance``: ``{"character"?, "traits"? | "value"?, "willpower"?}`` read into
-    ``{"value", "label", "willpower", "character"}`` for the assembly (README: Resistance).
+    ``{"value", "label", "willpower", "character"}`` for the assembly, with ``"traits"`` and
+    ``"resister_name"`` when traits were named (a reader's words for the line: README, Resistance).
 
     The traits are read from the resisting character's sheet (a trait it lacks counts 0, as in a
     roll); ``value`` is a bare rating (an NPC without a sheet). ``willpower`` spends 1 of the
@@ -483,7 +484,7 @@ def read_resistance(
             for key in keys
         )
         label = f"{' + '.join(keys)} ({other.name})"
-        named = {"traits": list(keys), "character_name": other.name}  # the reader's words
+        in_words = {"traits": list(keys), "resister_name": other.name}  # for the reader's words
     else:
         if (
             not isinstance(value, int)
@@ -495,7 +496,7 @@ def read_resistance(
                 _("expected an integer from {low} to {high}").format(low=0, high=MAX_RESISTANCE),
             )
         label = str(value) if other is None else f"{value} ({other.name})"
-        named = {}
+        in_words = {}
     willpower = raw.get("willpower", False)
     if not isinstance(willpower, bool):
         raise InvalidInput("resistance.willpower", _("expected true or false"))
@@ -515,7 +516,7 @@ def read_resistance(
         "label": label[:60],
         "willpower": willpower,
         "character": str(other.pk) if other is not None else None,
-        **named,
+        **in_words,
     }
 
 

@@ -12,7 +12,8 @@ export function t(key, vars = {}) {
 // A trait as the page's language names it: sheets and rolls keep a listed trait under its key
 // (its English name); a custom one is shown as written.
 export function traitLabel(system, name) {
-  return (S.traits?.[system] || {})[name] || name;
+  const labels = S.traits?.[system] || {};
+  return Object.hasOwn(labels, name) ? labels[name] : name; // "constructor" is a name, too
 }
 
 export function outcomeLabel(system, outcome) {

@@ -33,17 +33,18 @@ function signed(n) {
   return n < 0 ? `− ${Math.abs(n)}` : `+ ${n}`;
 }
 
-// A breakdown line's name, as rolls.words.line_label says it: a kind the server names (whatever
-// the label), a group by its name, a resistance's traits and whose they are, or a trait.
+// A breakdown line's name, as rolls.words.line_label says it: a line the server wrote by its
+// kind, a resistance's traits and whose they are, a trait, or a modifier's own words.
 function lineLabel(system, line) {
-  const key = `bd_${line.kind}`;
-  const named = (S.line_kinds || []).includes(line.kind);
-  if (named || line.label === line.kind || line.label === "pool" || line.label === line.kind.replace(/s$/, "")) {
+  const kind = typeof line.kind === "string" ? line.kind : "";
+  const key = `bd_${kind}`;
+  const serverLabel = (S.server_labels || {})[kind];
+  if (line.label === kind || line.label === "pool" || line.label === kind.replace(/s$/, "") || (serverLabel && line.label === serverLabel)) {
     if (key in S.t) return t(key);
   }
   if (`bd_${line.label}` in S.t) return t(`bd_${line.label}`);
-  if (line.kind === "resistance" && Array.isArray(line.traits) && line.character_name) {
-    return `${line.traits.map((name) => traitLabel(system, name)).join(" + ")} (${line.character_name})`;
+  if (kind === "resistance" && Array.isArray(line.traits) && line.resister_name) {
+    return `${line.traits.map((name) => traitLabel(system, name)).join(" + ")} (${line.resister_name})`;
   }
   return traitLabel(system, line.label);
 }

@@ -29,12 +29,20 @@ RESISTANCE = {"label": "Strength (Bob)", "value": -2, "kind": "resistance"}
         ({"label": "pool", "value": 2, "kind": "dice"}, "доп. кубики", "extra dice"),
         # a resistance's traits and whose they are; an event written before it kept them: its label
         (
-            {**RESISTANCE, "traits": ["Strength"], "character_name": "Bob"},
+            {**RESISTANCE, "traits": ["Strength"], "resister_name": "Bob"},
             "Сила (Bob)",
             "Strength (Bob)",
         ),
         (RESISTANCE, "Strength (Bob)", "Strength (Bob)"),
         ({"label": "3 (Bob)", "value": -3, "kind": "resistance"}, "3 (Bob)", "3 (Bob)"),
+        # a resistance recorded with the group's name as its label (before it was the server's)
+        ({"label": "resistance", "value": -2, "kind": "resistance"}, "сопротивление", "resistance"),
+        # a player's modifier in a group the server also writes keeps its own words
+        ({"label": "lucky charm", "value": 1, "kind": "dice"}, "lucky charm", "lucky charm"),
+        ({"label": "blessing", "value": 1, "kind": "bonus"}, "blessing", "blessing"),
+        ({"label": "fear", "value": -1, "kind": "willpower"}, "fear", "fear"),
+        # a line without a label (none the server writes) names nothing
+        ({"value": 1, "kind": "circumstance"}, "", ""),
         # a trait by its key; a modifier by its own words, or by its group when it has none
         ({"label": "Wits", "value": 3, "kind": "attributes"}, "Сообразительность", "Wits"),
         ({"label": "flashlight", "value": 1, "kind": "equipment"}, "flashlight", "flashlight"),

@@ -119,7 +119,7 @@ def test_vs_a_character_is_a_cofd_resistance_from_their_sheet(table, users):
         "label": "Composure (Theo Harris)",
         "kind": "resistance",
         "traits": ["Composure"],
-        "character_name": "Theo Harris",
+        "resister_name": "Theo Harris",
     } in body["breakdown"]
     assert body["check"]["pool"] == 3 + 2 - 3
     nobody = parse(

@@ -15,7 +15,17 @@ BASE = {"traits": ["Strength", "Brawl"]}  # 2 + 3 = 5 dice
 
 
 @pytest.mark.parametrize(
-    "group", ["teamwork", "retry", "willpower", "Teamwork", " RETRY ", "specialty", "adrenaline"]
+    "group",
+    [
+        "teamwork",
+        "retry",
+        "willpower",
+        "Teamwork",
+        " RETRY ",
+        "specialty",
+        "adrenaline",
+        "resistance_willpower",  # would read as Willpower spent to resist, where none was
+    ],
 )
 def test_server_computed_groups_are_refused(table, group):
     t = table("cofd")

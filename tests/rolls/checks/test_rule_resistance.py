@@ -43,7 +43,7 @@ def test_a_resistance_from_the_targets_sheet(table):
         "value": -2,
         "kind": "resistance",
         "traits": ["Strength"],
-        "character_name": "Boris's hero",
+        "resister_name": "Boris's hero",
     } in roll["breakdown"]
     assert check["outcome"] == "success"
 
