@@ -12,6 +12,7 @@ from typing import Any
 from django.utils.translation import get_language, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
+from rolls.checks.assembly import SERVER_LABELS
 from rolls.systems.sheets import TEMPLATES, trait_labels
 
 SYSTEM_NAMES = {
@@ -108,14 +109,6 @@ LINE_NAMES: dict[str, Any] = {
     "equipment": _("equipment"),
     "circumstance": _("modifier"),
     "difficulty": _("difficulty"),
-}
-# The labels the server writes that are not their kind's name: only that pair is the server's (a
-# player's "lucky charm" in a group "dice" keeps its words).
-SERVER_LABELS: dict[str, str] = {
-    "dice": "pool",
-    "willpower": "Willpower",
-    "actions": "multiple actions",
-    "opposed": "attacker's successes",
 }
 
 

@@ -55,6 +55,14 @@ SERVER_GROUPS = frozenset(
         "resistance_willpower",
     }
 )
+# The labels of the lines the server writes whose label is not their kind (the API's words; a
+# reader is shown the kind's name: rolls.words.line_label, which reads them from here).
+SERVER_LABELS: dict[str, str] = {
+    "dice": "pool",
+    "willpower": "Willpower",
+    "actions": "multiple actions",
+    "opposed": "attacker's successes",
+}
 # Circumstances: who sets them is recorded with the roll (``circumstances``), and the GM sets
 # the campaign's default as a rule option of the same name.
 CIRCUMSTANCES: dict[str, tuple[str, ...]] = {
@@ -197,7 +205,7 @@ def _dice_from_traits(
         lines.append({"label": name, "value": value, "kind": group})
     if base is not None:
         total += base
-        lines.append({"label": "pool", "value": base, "kind": "dice"})
+        lines.append({"label": SERVER_LABELS["dice"], "value": base, "kind": "dice"})
     return total, lines
 
 
@@ -351,7 +359,7 @@ def _cofd(sheet, request, options, state) -> Assembled:
     if willpower:  # RULES 2.11 / CofD 2e: +3 dice, outside the modifier groups and their cap
         bonus = cofd.willpower_bonus()
         dice += bonus
-        lines.append({"label": "Willpower", "value": bonus, "kind": "willpower"})
+        lines.append({"label": SERVER_LABELS["willpower"], "value": bonus, "kind": "willpower"})
     resistance = request.get("resistance")  # read by the service (requests.read_resistance)
     if resistance:
         # README "Resistance": the target's trait is a part of the pool, not a modifier group:

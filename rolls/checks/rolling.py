@@ -28,7 +28,7 @@ from eventlog.models import Event
 from eventlog.rows import columns, fetchone, fetchone_locked, instance, width
 from eventlog.stream import held
 from rolls import systems
-from rolls.checks.assembly import SYSTEM_KEYS, RollContext
+from rolls.checks.assembly import SERVER_LABELS, SYSTEM_KEYS, RollContext
 from rolls.checks.requests import (
     MAX_ACTIONS,
     ROLL_KEYS,
@@ -532,7 +532,9 @@ def multiple_actions(data, character, build, roller, state, free_botches) -> lis
         assembled = build(spec, character, own, prefix=f"actions.{index}.")
         split = pool - assembled.check["pool"]
         assembled.check["pool"] = pool
-        assembled.breakdown.append({"label": "multiple actions", "value": split, "kind": "actions"})
+        assembled.breakdown.append(
+            {"label": SERVER_LABELS["actions"], "value": split, "kind": "actions"}
+        )
         faces, result = roller.roll("storyteller", assembled.check, len(specs))
         free_botches.consumed(character, result)
         rolls.append(roll_entry(character, spec, assembled, faces, result))
@@ -575,7 +577,7 @@ def opposed_rolls(campaign, data, character, build, roller, state, free_botches)
             penalty = reduced - second.check["pool"]
             second.check["pool"] = reduced
             second.breakdown.append(
-                {"label": "attacker's successes", "value": penalty, "kind": "opposed"}
+                {"label": SERVER_LABELS["opposed"], "value": penalty, "kind": "opposed"}
             )
     faces_b, result_b = roller.roll(system, second.check, 2)
     kind = mode if system == "d6pool" else ("resisted" if system == "storyteller" else "opposed")
