@@ -35,7 +35,7 @@ function signed(n) {
 
 // A breakdown line's name, as rolls.words.line_label says it: a line the server wrote by its
 // kind, a resistance's traits and whose they are, a trait, or a modifier's own words.
-function lineLabel(system, line) {
+export function lineLabel(system, line) {
   const kind = typeof line.kind === "string" ? line.kind : "";
   const key = `bd_${kind}`;
   const serverLabel = (S.server_labels || {})[kind];
@@ -46,7 +46,7 @@ function lineLabel(system, line) {
   if (kind === "resistance" && Array.isArray(line.traits) && line.resister_name) {
     return `${line.traits.map((name) => traitLabel(system, name)).join(" + ")} (${line.resister_name})`;
   }
-  return traitLabel(system, line.label);
+  return line.label == null ? "" : traitLabel(system, line.label);
 }
 
 // A term the server named (docs/websocket.md, `roll_terms`), in words.

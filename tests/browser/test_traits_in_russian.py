@@ -133,3 +133,22 @@ def test_a_russian_table_reads_a_resistance_and_the_servers_own_lines_in_russian
     english = item(en, "Взгляд").locator(".breakdown")
     expect(english).to_contain_text("Dexterity (Theo) 2", timeout=LIVE)
     expect(english).to_contain_text("Willpower to resist 2")
+
+
+LINE_LABELS = """async (lines) => {
+  const render = await import("/static/js/render.js");
+  return lines.map((line) => render.lineLabel("cofd", line));
+}"""
+
+
+def test_the_pages_name_each_line_as_the_server_does(accounts, open_page):
+    """render.js's lineLabel mirrors rolls.words.line_label (the chronicle's and Discord's): the
+    same table of lines, the same names, in Russian and in English."""
+    from tests.rolls.test_words import LINES
+
+    campaign, _ = cofd_table(accounts)
+    lines = [line for line, _, _ in LINES]
+    for language, names in (("ru", [r for _, r, _ in LINES]), ("en", [e for _, _, e in LINES])):
+        page = open_page("alice", f"/campaigns/{campaign.pk}/play/", language=language)
+        live(page)
+        assert page.evaluate(LINE_LABELS, lines) == names, language
