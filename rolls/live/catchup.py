@@ -9,9 +9,10 @@ the next socket of that class over that range only joins strings.
 Pages are aligned on multiples of PAGE (a socket resuming after seq 437 is sent 438 to 600 from
 the page of 401 to 600), so sockets that start at different seqs share their pages too. A long
 catch-up crosses whole stretches of LONG_PAGES pages (1 to 1,000, 1,001 to 2,000…) as one page
-each: each page costs its statements, its frame and its hop to the reading thread, which made a
-tenth of a 10,000-event catch-up's time (#17), while a socket resuming near the head still
-presents no more than PAGE events to send the few it missed. A
+each: each page costs its statements and its hop to the reading thread, which made a tenth of
+a 10,000-event catch-up's time (#17), while a socket resuming near the head still presents no
+more than PAGE events to send the few it missed. A page goes out in frames of at most
+FRAME_BYTES. A
 page is keyed by the campaign's head (seq and hash) as the socket last read it, and presented
 as the log stood then or later: every change of what a page shows (a reveal, a follow-up taken,
 a role changed, a chapter ended) is an event, so a new head retires the pages read before it
@@ -35,8 +36,11 @@ from eventlog.recorders import recorder
 from rolls.checks import eligibility
 from rolls.reads.present import SharedPage
 
-PAGE = 200  # events per catch-up frame near where a catch-up starts and ends
-LONG_PAGES = 5  # pages a stretch read and sent whole as one frame holds
+PAGE = 200  # events per catch-up page near where a catch-up starts and ends
+LONG_PAGES = 5  # pages a stretch read and presented whole as one page holds
+# A frame's bytes at most: a long page is sent as several frames. Clients cap a message (Python's
+# websockets at 1 MiB by default, and a page of 1,000 checks is more), browsers do not.
+FRAME_BYTES = 512 * 1024
 KEPT = 16  # rendered pages kept per process (each a page's JSON for one class of viewer)
 READ_KEPT = 4  # pages of events kept per process, to present for another class
 CLASSES_KEPT = 4096  # the class of a viewer on a kept page (a few dozen bytes each)
@@ -44,20 +48,23 @@ CLASSES_KEPT = 4096  # the class of a viewer on a kept page (a few dozen bytes e
 
 @dataclass(frozen=True)
 class Rendered:
-    """A page as one class of viewer is shown it: each event's seq, JSON, and the member an
-    event about a membership (role changed, left) concerns when the viewer may see it."""
+    """A page as one class of viewer is shown it: each event's seq, JSON and its size in bytes,
+    and the member an event about a membership (role changed, left) concerns when the viewer may
+    see it."""
 
     seqs: tuple[int, ...]
     texts: tuple[str, ...]
+    sizes: tuple[int, ...]
     subjects: tuple[int | None, ...]
 
 
 @dataclass(frozen=True)
 class Page:
-    """What a socket sends: the frame's text, the last seq in it, and whether it ends with an
-    event about this socket's own membership (the socket re-reads its membership after it)."""
+    """What a socket sends: the frames' texts (`events` frames of at most FRAME_BYTES, but for
+    an event larger on its own), the last seq in them, and whether they end with an event about
+    this socket's own membership (the socket re-reads its membership after it)."""
 
-    text: str
+    frames: tuple[str, ...]
     last: int
     about_me: bool
 
@@ -167,9 +174,13 @@ def _class_key(read_key: tuple, membership: Membership) -> tuple:
 
 def _render(shared: SharedPage, membership: Membership) -> Rendered:
     shown = shared.texts_for(membership)
+    texts = tuple(text for text, _ in shown)
     return Rendered(
         seqs=tuple(event.seq for event in shared.events),
-        texts=tuple(text for text, _ in shown),
+        texts=texts,
+        # A text is ASCII (json.dumps escapes; a stored payload goes in only when it is ASCII),
+        # so its length is its bytes.
+        sizes=tuple(map(len, texts)),
         subjects=tuple(
             event.payload.get("user_id")
             if event.type in (MEMBER_ROLE_CHANGED, MEMBER_LEFT) and in_full
@@ -190,8 +201,21 @@ def _slice(rendered: Rendered, after: int, user_id: int) -> Page | None:
         if rendered.subjects[n] == user_id:
             last, about_me = n + 1, True
             break
-    text = '{"type":"events","events":[' + ",".join(rendered.texts[first:last]) + "]}"
-    return Page(text=text, last=rendered.seqs[last - 1], about_me=about_me)
+    frames, start, size = [], first, 0
+    for n in range(first, last):
+        size += rendered.sizes[n] + 1  # and its comma
+        if size + _ENVELOPE > FRAME_BYTES and n > start:
+            frames.append(_frame(rendered.texts[start:n]))
+            start, size = n, rendered.sizes[n] + 1
+    frames.append(_frame(rendered.texts[start:last]))
+    return Page(frames=tuple(frames), last=rendered.seqs[last - 1], about_me=about_me)
+
+
+_ENVELOPE = len('{"type":"events","events":[]}')
+
+
+def _frame(texts: tuple[str, ...]) -> str:
+    return '{"type":"events","events":[' + ",".join(texts) + "]}"
 
 
 def _keep(cache: OrderedDict, key: tuple, value: object, size: int) -> None:

@@ -401,7 +401,8 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                     # Let it reach its thread: sending compresses before it yields to the loop,
                     # and the next page would be read only once this one is compressed.
                     await asyncio.sleep(0)
-                await self._send_text(page.text)
+                for frame in page.frames:
+                    await self._send_text(frame)
                 self.last_sent = max(self.last_sent, after)
                 if page.about_me:  # rendered for our old membership: re-read it, then go on
                     await self._membership_changed()

@@ -18,6 +18,7 @@ from rolls.live import catchup
 from rolls.live.broadcast import messages_for
 from tests.api.conftest import World
 from tests.eventlog.tables import assert_rebuild_equals_live
+from tests.live.conftest import page_events
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ def _payloads(w: World, who: str, event_type: str) -> list[dict[str, Any]]:
     caught_up = []
     after = 0
     while (page := catchup.page_after(membership, after, head[0], head)) is not None:
-        caught_up += json.loads(page.text)["events"]
+        caught_up += page_events(page)
         after = page.last
     catchup.forget()
     doors = {

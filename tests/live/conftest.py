@@ -299,6 +299,11 @@ def rest_view(campaign_id: int, user: Any, after: int) -> list[dict[str, Any]]:
     return events_for(membership=membership, after=after, limit=10_000)
 
 
+def page_events(page: Any) -> list[dict[str, Any]]:
+    """The events of a catch-up page (`rolls.live.catchup.Page`), across its frames."""
+    return [event for frame in page.frames for event in json.loads(frame)["events"]]
+
+
 def head_of(campaign_id: int) -> int:
     return Campaign.objects.get(pk=campaign_id).head_seq
 

@@ -19,7 +19,7 @@ from rolls.live import catchup
 from rolls.models import Check
 from rolls.reads import present
 from rolls.reads.page_checks import target_seq
-from tests.live.conftest import SUCCESS
+from tests.live.conftest import SUCCESS, page_events
 from tests.rolls.trust.conftest import TRAITS, play  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +56,7 @@ def _texts(campaign: Campaign, viewers: list[Membership]) -> dict[int, list[str]
         after, frames = 0, []
         while after < campaign.head_seq:
             page = catchup.page_after(viewer, after, campaign.head_seq, head)
-            frames.append(page.text)
+            frames += page.frames
             after = page.last
         shown[viewer.user_id] = frames
     catchup.forget()
@@ -135,7 +135,7 @@ def test_a_catch_up_reads_each_actor_s_username_once(play, users, monkeypatch): 
     with CaptureQueriesContext(connection) as statements:
         while after < head[0]:
             page = catchup.page_after(viewer, after, head[0], head)
-            shown += json.loads(page.text)["events"]
+            shown += page_events(page)
             after, pages = page.last, pages + 1
     actors = {event["actor"]["id"] for event in shown} - {None}
     named = [s for s in statements if users_table in s["sql"]]
@@ -159,7 +159,7 @@ def test_a_long_catch_up_crosses_whole_stretches_as_one_page_each(play, users, m
     after, bounds, shown = 0, [], []
     while after < head[0]:
         page = catchup.page_after(viewer, after, head[0], head)
-        events = json.loads(page.text)["events"]
+        events = page_events(page)
         bounds.append((events[0]["seq"], events[-1]["seq"]))
         shown += events
         after = page.last
@@ -170,6 +170,32 @@ def test_a_long_catch_up_crosses_whole_stretches_as_one_page_each(play, users, m
 
     catchup.forget()
     resumed = catchup.page_after(viewer, head[0] - 1, head[0], head)
-    assert [e["seq"] for e in json.loads(resumed.text)["events"]] == [head[0]]
+    assert [e["seq"] for e in page_events(resumed)] == [head[0]]
     (read,) = catchup._read.values()
     assert len(read.events) <= 2
+
+
+def test_a_long_page_is_sent_in_frames_a_client_accepts(play, users, monkeypatch):  # noqa: F811
+    """A whole stretch is one page but not one frame: clients cap a message (Python's websockets
+    at 1 MiB, which a stretch of 1,000 checks passes), so a page goes out in `events` frames of
+    at most FRAME_BYTES bytes of UTF-8, in order, each a whole JSON frame, and together the REST
+    log, names in Cyrillic too."""
+    from rolls.reads.selectors import events_for
+
+    monkeypatch.setattr(catchup, "PAGE", 100)
+    monkeypatch.setattr(catchup, "LONG_PAGES", 1)
+    monkeypatch.setattr(catchup, "FRAME_BYTES", 4096)
+    campaign = play("cofd", end=False, name="Стол доверия")
+    viewer = Membership.objects.get(campaign=campaign, user=users["gm"])
+    head = (campaign.head_seq, campaign.head_hash)
+    page = catchup.page_after(viewer, 0, head[0], head)
+    assert page is not None and page.last == head[0]
+    assert len(page.frames) > 2
+    for frame in page.frames:
+        events = json.loads(frame)["events"]
+        assert len(frame.encode()) <= 4096 or len(events) == 1
+    assert any("\\u0421\\u0442\\u043e\\u043b" in frame for frame in page.frames)  # "Стол"
+    assert page_events(page) == events_for(membership=viewer, after=0, limit=10_000)
+    # A socket resuming inside the page is sent the rest of it, framed the same way.
+    resumed = catchup.kept_page(viewer, 3, head[0], head)
+    assert page_events(resumed) == events_for(membership=viewer, after=3, limit=10_000)

@@ -17,7 +17,7 @@ from rolls.checks import services as rolls
 from rolls.live import catchup
 from rolls.reads.present import SharedPage, present_events
 from rolls.reads.selectors import events_for
-from tests.live.conftest import UNESCAPED
+from tests.live.conftest import UNESCAPED, page_events
 from tests.rolls.trust.conftest import TRAITS, play  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +47,7 @@ def _same_texts(campaign: Campaign, viewers: list[Membership]) -> None:
         after, caught_up = 0, []
         while after < campaign.head_seq:
             page = catchup.page_after(viewer, after, campaign.head_seq, head)
-            caught_up += json.loads(page.text)["events"]
+            caught_up += page_events(page)
             after = page.last
         assert caught_up == events_for(membership=viewer, after=0, limit=10_000), viewer
         catchup.forget()

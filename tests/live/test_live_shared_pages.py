@@ -15,7 +15,7 @@ from rolls.checks import followups, services
 from rolls.live import catchup
 from rolls.reads.present import SharedPage, present_events, present_to_each
 from rolls.reads.selectors import events_for
-from tests.live.conftest import SUCCESS
+from tests.live.conftest import SUCCESS, page_events
 
 pytestmark = pytest.mark.django_db
 
@@ -71,9 +71,9 @@ def _caught_up(table, membership: Membership, after: int, until: int) -> list[di
         page = _page(table, membership, after, until)
         if page is None:
             break
-        frame = json.loads(page.text)
-        assert frame["type"] == "events"
-        shown += frame["events"]
+        frames = [json.loads(frame) for frame in page.frames]
+        assert {frame["type"] for frame in frames} == {"events"}
+        shown += page_events(page)
         after = page.last
     return shown
 
@@ -155,10 +155,10 @@ def test_sockets_of_one_class_share_a_page_and_a_new_head_retires_it(table):
     first = _page(table, boris, start, head)
     assert len(catchup._rendered) == 1
     assert catchup.kept_page(olga, start, head, _head(table)) is None  # her class: not known yet
-    assert _page(table, olga, start, head).text == first.text
+    assert _page(table, olga, start, head).frames == first.frames
     assert len(catchup._rendered) == 1  # rendered once for both
-    assert catchup.kept_page(olga, start, head, _head(table)).text == first.text
-    stub = next(e for e in json.loads(first.text)["events"] if e["seq"] == seq)
+    assert catchup.kept_page(olga, start, head, _head(table)).frames == first.frames
+    stub = next(e for e in page_events(first) if e["seq"] == seq)
     assert stub["redacted"]
 
     services.reveal_check(campaign=table.campaign, actor=table.users["gm"], seq=seq)

@@ -20,7 +20,7 @@ from rolls.live import catchup
 from rolls.live.broadcast import group_user, messages_for
 from rolls.models import Check
 from rolls.reads.present import present_check, present_to_each, written_check
-from tests.live.conftest import FAILURE, SUCCESS
+from tests.live.conftest import FAILURE, SUCCESS, page_events
 
 # Publishing a check's frames: the roster (members and usernames), one statement, whatever the
 # roll (a failure's dramatic failure offers were read by the answer, under the lock)…
@@ -59,7 +59,7 @@ def _fresh_frames(seq: int, table) -> dict[int, dict]:
     shown = {}
     for member in _members(table):
         page = catchup.page_after(member, seq - 1, seq, head)
-        shown[member.user_id] = json.loads(page.text)["events"][0]
+        shown[member.user_id] = page_events(page)[0]
     return shown
 
 
