@@ -191,7 +191,8 @@ def _render(shared: SharedPage, membership: Membership) -> Rendered:
 
 
 def _slice(rendered: Rendered, after: int, user_id: int) -> Page | None:
-    """The events after ``after``, up to and including the first one about this member."""
+    """The events after ``after``, up to and including the first one about this member, in
+    frames of at most FRAME_BYTES (an event larger on its own goes alone)."""
     first = next((n for n, seq in enumerate(rendered.seqs) if seq > after), None)
     if first is None:
         return None
@@ -201,7 +202,8 @@ def _slice(rendered: Rendered, after: int, user_id: int) -> Page | None:
         if rendered.subjects[n] == user_id:
             last, about_me = n + 1, True
             break
-    frames, start, size = [], first, 0
+    frames: list[str] = []
+    start, size = first, 0
     for n in range(first, last):
         size += rendered.sizes[n] + 1  # and its comma
         if size + _ENVELOPE > FRAME_BYTES and n > start:
