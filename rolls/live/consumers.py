@@ -267,7 +267,12 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         self._heartbeat = asyncio.create_task(self._beat())
         after, witness, problem = self._after_from_query()
         async with self._lock:
-            head = await self._head()
+            # Read again with the head: a change of role (or a removal) committed since the
+            # read above is at or below the head, so neither the catch-up nor the live feed
+            # would bring it, and every page would be rendered for the role this socket had.
+            head = await self._reread_membership()
+            if head is None:
+                return
             if witness is not None and not await self._witness_holds(after, witness):
                 await self._history_changed(after, witness, head)
                 after = None  # this client's history is not the log's: it starts afresh
@@ -388,6 +393,10 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         slow client holds up nobody else; the next page is read meanwhile (sending compresses a
         frame on the event loop's thread, off the GIL, while the reading thread presents)."""
         after = self.last_sent if start is None else start
+        # Skipping ahead (`fetch`, `resume`): the events skipped may change this membership,
+        # and nothing would then read it again before the pages are rendered for it.
+        if after > self.last_sent and await self._reread_membership() is None:
+            return
         reading: asyncio.Future | None = None  # the next page, read while one is sent
         try:
             while after < until and not self.closed:
@@ -420,11 +429,23 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         return page
 
     async def _membership_changed(self) -> None:
-        self.membership = await _database(membership_of)(self.campaign_id, self.user)
-        if self.membership is None:
+        await self._reread_membership()
+
+    async def _reread_membership(self) -> int | None:
+        """Read this socket's membership again, with the campaign's head in the same statement
+        (the membership is then at least as new as every event up to the head), and return the
+        head; None, the socket closed, when the user is no longer a member."""
+        found = await _database(_membership_and_head)(self.campaign_id, self.user)
+        if found is None:
+            self.membership = None
             await self._close(CLOSE_NOT_A_MEMBER)
-            return
-        await self._subscribe()
+            return None
+        role = self.membership.role if self.membership is not None else None
+        self.membership, head, head_hash = found
+        _heads[self.campaign_id] = (time.monotonic(), head, head_hash)
+        if self.membership.role != role:  # the groups it hears: the GMs' or not
+            await self._subscribe()
+        return head
 
     async def _catch_up(self, until: int | None = None) -> None:
         async with self._lock:
@@ -556,7 +577,12 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         if witness is not None and not is_chain_hash(witness):
             raise InvalidInput("hash", "must be the 64 hex digits of the event's hash")
         async with self._lock:
-            head = await self._head()
+            # Read again with the head: a change of role (or a removal) committed since the
+            # read above is at or below the head, so neither the catch-up nor the live feed
+            # would bring it, and every page would be rendered for the role this socket had.
+            head = await self._reread_membership()
+            if head is None:
+                return
             if witness is not None and not await self._witness_holds(after, witness):
                 await self._history_changed(after, witness, head, frame.get("ref"))
                 return
@@ -789,6 +815,18 @@ def language_of(scope: dict[str, Any]) -> str:
         except LookupError:
             continue
     return settings.LANGUAGE_CODE
+
+
+def _membership_and_head(campaign_id: int, user: Any) -> tuple[Membership, int, str] | None:
+    """The user's membership and the campaign's head, read in one statement (one snapshot)."""
+    membership = (
+        Membership.objects.filter(campaign_id=campaign_id, user_id=user.pk)
+        .select_related("campaign")
+        .first()
+    )
+    if membership is None:
+        return None
+    return membership, membership.campaign.head_seq, membership.campaign.head_hash
 
 
 def _head_of(campaign_id: int) -> tuple[int, str]:
