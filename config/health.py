@@ -51,7 +51,7 @@ async def health(request: HttpRequest) -> JsonResponse:
 
 def refusal_response(refusal: outage.Refusal) -> JsonResponse:
     return JsonResponse(
-        {"detail": refusal.message, "code": refusal.code},
+        {"detail": str(refusal.message), "code": refusal.code},
         status=503,
         headers={"Retry-After": str(refusal.retry_after)},
     )

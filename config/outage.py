@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 
 from django.db import InterfaceError, OperationalError, connection
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 
 from eventlog.writers import Busy
 
@@ -37,17 +39,17 @@ _TOO_MANY_STATES = {"53300"}  # too_many_connections
 @dataclass(frozen=True)
 class Refusal:
     code: str
-    message: str
+    message: Promise  # in the language of whoever is answered: str() it then
     retry_after: int
 
 
-BUSY = Refusal("busy", "this campaign is busy; try the same request again in a moment", 1)
+BUSY = Refusal("busy", _("this campaign is busy; try the same request again in a moment"), 1)
 TOO_MANY = Refusal(
     "too_many_connections",
-    "the database refused a connection (too many clients); try again in a moment",
+    _("the database refused a connection (too many clients); try again in a moment"),
     2,
 )
-UNAVAILABLE = Refusal("unavailable", "the database is unavailable; try again in a moment", 5)
+UNAVAILABLE = Refusal("unavailable", _("the database is unavailable; try again in a moment"), 5)
 
 
 def refusal_for(error: BaseException) -> Refusal | None:

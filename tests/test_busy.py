@@ -30,15 +30,28 @@ def test_a_write_that_cannot_get_sqlites_lock_is_a_json_busy(sqlite_only, make_c
     holder = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process mid-write
     try:
-        response = client.post(f"/api/campaigns/{campaign.pk}/scenes/", {}, format="json")
+        response = client.post(
+            f"/api/campaigns/{campaign.pk}/scenes/", {}, format="json", HTTP_ACCEPT_LANGUAGE="en"
+        )
+        russian = client.post(
+            f"/api/campaigns/{campaign.pk}/scenes/", {}, format="json", HTTP_ACCEPT_LANGUAGE="ru"
+        )
         health = client.get("/health/")
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     assert response.status_code == 503
     assert response["Content-Type"] == "application/json"
-    assert response.json()["code"] == "busy"
+    assert response.json() == {
+        "code": "busy",
+        "detail": "this campaign is busy; try the same request again in a moment",
+    }
     assert response["Retry-After"] == "1"
+    # The page shows the server's words: in the reader's language.
+    assert russian.json() == {
+        "code": "busy",
+        "detail": "кампания занята; повторите тот же запрос через мгновение",
+    }
     assert health.status_code == 200, "reads (and /health/) are not blocked by a writer"
     again = client.post(f"/api/campaigns/{campaign.pk}/scenes/", {}, format="json")
     assert again.status_code in (201, 409)  # through again (409: the rules, not the lock)

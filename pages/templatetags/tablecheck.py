@@ -363,6 +363,14 @@ JS_TEXT: dict[str, Any] = {
     "no_connection_write": _(
         "No connection: this may not have been done. Try again: it will not be done twice."
     ),
+    # The server answered but could not do it (config/outage.py's refusals): its own words.
+    "no_connection_refused": _("Nothing was done: {message}."),
+    "no_connection_roll_refused": _(
+        "Your roll may not have been made: {message}. It will not be rolled twice."
+    ),
+    "no_connection_write_refused": _(
+        "This may not have been done: {message}. It will not be done twice."
+    ),
     "blind_sent": _("Your blind roll went to the GM."),
     "saved": _("Saved."),
     "copied": _("Copied to the clipboard."),

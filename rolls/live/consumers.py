@@ -547,7 +547,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                         "type": "error",
                         "ref": ref,
                         "field": None,
-                        "message": refusal.message,
+                        "message": str(refusal.message),
                         "code": refusal.code,
                         "retry_after": refusal.retry_after,
                     }

@@ -129,9 +129,25 @@ export function makeApi(base) {
   };
 }
 
+// The server's own 503 (config/outage.py: the database busy, out of connections or down): the
+// network is fine, and the server says why in the page's language. An earlier try, whose answer
+// was lost, may still have made the write.
+const REFUSALS = new Set(["busy", "too_many_connections", "unavailable"]);
+// What to say then, by what the page says when the network failed.
+const REFUSED = {
+  no_connection: "no_connection_refused",
+  no_connection_roll: "no_connection_roll_refused",
+  no_connection_write: "no_connection_write_refused",
+};
+
+function refusedByServer(error) {
+  return error instanceof ApiError && error.status === 503 && REFUSALS.has(error.body?.code);
+}
+
 // ``offline``: what to say when the network failed (the browser's own words are neither
 // translated nor about what the user did).
 export function errorText(error, offline = "no_connection") {
+  if (refusedByServer(error)) return t(REFUSED[offline], { message: error.body.detail });
   if (answerLost(error)) return t(offline);
   return t("error", { message: error && error.message ? error.message : String(error) });
 }

@@ -8,10 +8,13 @@ import re
 
 import httpx
 import pytest
+from django.db import connection, transaction
+from django.db.models import F
 from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
 from campaign import services
+from campaign.models import Campaign
 from rolls.models import Check
 
 from .test_table import LIVE, cofd_table, item, live, roll
@@ -122,6 +125,45 @@ def test_a_lost_connection_is_said_in_the_pages_words_and_cleared_when_it_is_bac
     expect(alice.locator("#conn")).to_have_attribute("data-state", "live", timeout=15_000)
     expect(error).to_be_hidden(timeout=LIVE)
     expect(alice.locator("#composer-odds .odds-error")).to_have_count(0)
+
+
+def test_a_roll_the_server_could_not_make_is_said_in_its_words_and_made_once_asked_again(
+    accounts, open_page, server
+):
+    """The network is fine but the database is busy (another writer holds the campaign past
+    DB_LOCK_TIMEOUT_SECONDS): the server answers 503 `busy`, the page retries, then shows the
+    server's own reason in the page's language, not "no connection". Asked again once the
+    lock is free, the roll is made, once."""
+    campaign, _ = cofd_table(accounts)
+    server.stop()
+    server.env["DB_LOCK_TIMEOUT_SECONDS"] = "0.2"  # the page's retries give up in seconds
+    server.start()
+    try:
+        alice = open_page("alice", f"/campaigns/{campaign.pk}/play/", language="ru")
+        live(alice)
+        form = alice.locator("#composer")
+        alice.locator("#sheets button.trait", has_text="Сообразительность").click()
+        form.get_by_label("Зачем").fill("Взлом")
+        error = form.locator("#composer-error")
+        with transaction.atomic():  # another writer: the campaign's row, SQLite's write lock
+            if connection.vendor == "postgresql":  # held longer than the test settings allow
+                connection.cursor().execute("SET LOCAL idle_in_transaction_session_timeout = 0")
+            Campaign.objects.filter(pk=campaign.pk).update(name=F("name"))
+            form.locator("button#composer-roll").click()
+            expect(error).to_have_text(
+                "Бросок, возможно, не сделан: кампания занята; повторите тот же запрос через"
+                " мгновение. Дважды он не выпадет.",
+                timeout=20_000,
+            )
+        expect(alice.locator("#conn")).to_have_attribute("data-state", "live")
+        form.locator("button#composer-roll").click()
+        expect(item(alice, "Взлом")).to_be_visible(timeout=LIVE)
+        expect(error).to_be_hidden()
+        assert Check.objects.filter(campaign=campaign, label="Взлом").count() == 1
+    finally:
+        server.stop()
+        del server.env["DB_LOCK_TIMEOUT_SECONDS"]
+        server.start()
 
 
 def made_then_lost(route) -> None:

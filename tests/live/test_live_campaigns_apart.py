@@ -56,8 +56,12 @@ async def test_a_write_held_on_its_campaigns_lock_holds_up_no_other_campaign(
     held, free = tables
     [server] = start_servers("held", env={"DB_LOCK_TIMEOUT_SECONDS": str(LOCK_TIMEOUT)})
     writers = [
-        (name, await feeds.open(server.url(held.id), held.tokens[name]))
-        for name in ("alice", "boris") * (HELD // 2)
+        (name, await feeds.open(server.url(held.id), held.tokens[name], headers=headers))
+        for name, headers in zip(
+            ("alice", "boris") * (HELD // 2),
+            [{"Accept-Language": "ru"}] + [{"Accept-Language": "en"}] * (HELD - 1),
+            strict=True,
+        )
     ]
     player = await feeds.open(server.url(free.id), free.tokens["alice"])
     # Someone holds the held campaign's stream lock (a process frozen mid-transaction, a psql).
@@ -99,8 +103,12 @@ async def test_held_writes_are_answered_busy_within_one_lock_timeout(start_serve
     held, _ = tables
     [server] = start_servers("busy", env={"DB_LOCK_TIMEOUT_SECONDS": "1"})
     writers = [
-        (name, await feeds.open(server.url(held.id), held.tokens[name]))
-        for name in ("alice", "boris") * (HELD // 2)
+        (name, await feeds.open(server.url(held.id), held.tokens[name], headers=headers))
+        for name, headers in zip(
+            ("alice", "boris") * (HELD // 2),
+            [{"Accept-Language": "ru"}] + [{"Accept-Language": "en"}] * (HELD - 1),
+            strict=True,
+        )
     ]
     holder = psycopg.connect(database_url())
     try:
@@ -115,6 +123,9 @@ async def test_held_writes_are_answered_busy_within_one_lock_timeout(start_serve
         holder.close()
     assert {(answer["type"], answer["code"]) for answer in answers} == {("error", "busy")}
     assert all(answer["retry_after"] >= 1 for answer in answers)
+    said = [answer["message"] for answer in answers]  # in the language of the socket's page
+    assert said[0] == "кампания занята; повторите тот же запрос через мгновение"
+    assert set(said[1:]) == {"this campaign is busy; try the same request again in a moment"}
     name, feed = writers[0]
     assert (await feed.command("roll", request=held.roll(name)))["type"] == "result"
 
