@@ -472,10 +472,11 @@ def require_willpower(character: Character | None, points: int, field: str = "wi
         raise InvalidInput(field, _("Willpower is spent by a character"))
     balance = int(character.resources.get("willpower", 0))
     if points > balance:
+        # No balance in the message: a hidden roll may have spent what this member still sees.
         raise Conflict(
             field,
-            _("{name} has {balance} Willpower; this roll needs {points}").format(
-                name=character.name, balance=balance, points=points
+            _("{name} has not enough Willpower: this roll needs {points}").format(
+                name=character.name, points=points
             ),
         )
 
