@@ -371,7 +371,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             await self._send_text(message["text"])
             self.last_sent = seq
             if message["event_type"] in MEMBER_EVENTS and message["subject"] == self.user.pk:
-                await self._membership_changed()
+                await self._reread_membership()
 
     def _renders_for_me(self, message: dict[str, Any]) -> bool:
         rendered_for = message["rendered_for"]
@@ -393,10 +393,6 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         slow client holds up nobody else; the next page is read meanwhile (sending compresses a
         frame on the event loop's thread, off the GIL, while the reading thread presents)."""
         after = self.last_sent if start is None else start
-        # Skipping ahead (`fetch`, `resume`): the events skipped may change this membership,
-        # and nothing would then read it again before the pages are rendered for it.
-        if after > self.last_sent and await self._reread_membership() is None:
-            return
         reading: asyncio.Future | None = None  # the next page, read while one is sent
         try:
             while after < until and not self.closed:
@@ -414,7 +410,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
                     await self._send_text(frame)
                 self.last_sent = max(self.last_sent, after)
                 if page.about_me:  # rendered for our old membership: re-read it, then go on
-                    await self._membership_changed()
+                    await self._reread_membership()
         finally:
             if reading is not None:  # the socket closed, or this task was cancelled
                 reading.cancel()
@@ -427,9 +423,6 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             async with _read_slot():
                 page = await _read_page(self.membership, after, until, head)
         return page
-
-    async def _membership_changed(self) -> None:
-        await self._reread_membership()
 
     async def _reread_membership(self) -> int | None:
         """Read this socket's membership again, with the campaign's head in the same statement
@@ -577,9 +570,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         if witness is not None and not is_chain_hash(witness):
             raise InvalidInput("hash", "must be the 64 hex digits of the event's hash")
         async with self._lock:
-            # Read again with the head: a change of role (or a removal) committed since the
-            # read above is at or below the head, so neither the catch-up nor the live feed
-            # would bring it, and every page would be rendered for the role this socket had.
+            # With the head, the membership: the range may skip this member's own change.
             head = await self._reread_membership()
             if head is None:
                 return
@@ -600,8 +591,11 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         if last - first >= MAX_FETCH:
             raise InvalidInput("to", _("fetch at most {n} events at a time").format(n=MAX_FETCH))
         async with self._lock:
-            last = min(last, await self._head())
-            await self._send_from_db(until=last, start=first - 1)
+            # With the head, the membership: the range may skip this member's own change.
+            head = await self._reread_membership()
+            if head is not None:
+                last = min(last, head)
+                await self._send_from_db(until=last, start=first - 1)
         return {"from": first, "to": last}
 
     async def _roll(self, frame: dict[str, Any]) -> dict[str, Any]:

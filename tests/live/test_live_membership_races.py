@@ -14,9 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
 from asgiref.testing import ApplicationCommunicator
-from django.db import connection
 
 from campaign import services as campaign_services
 from campaign.models import Campaign, Membership
@@ -24,6 +22,7 @@ from rolls.checks import services as rolls
 from rolls.live import broadcast, catchup, consumers
 from rolls.live.consumers import CLOSE_NOT_A_MEMBER
 from rolls.reads.selectors import events_for
+from tests.live.conftest import in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,16 +41,6 @@ def live_lost(monkeypatch) -> None:
     """Every live message lost, as the layer may lose any: only the log delivers."""
     monkeypatch.setattr(broadcast._Publisher, "submit", classmethod(lambda cls, item: False))
     monkeypatch.setattr(broadcast, "messages_for", lambda event: [])
-
-
-async def db(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    def run() -> Any:
-        try:
-            return function(*args, **kwargs)
-        finally:
-            connection.close()
-
-    return await sync_to_async(run, thread_sensitive=False)()
 
 
 class Socket:
@@ -94,6 +83,14 @@ class Socket:
         await self.app.send_input({"type": "websocket.receive", "text": json.dumps(frame)})
         start = len(self.frames)
         await self.until(lambda got: got.get("ref") == frame["ref"])
+        return [event for got in self.frames[start:] for event in got.get("events", ())]
+
+    async def resume(self, after: int) -> list[dict]:
+        """The events a `resume` after ``after`` sends, up to its `caught_up`."""
+        frame = {"type": "resume", "after": after}
+        await self.app.send_input({"type": "websocket.receive", "text": json.dumps(frame)})
+        start = len(self.frames)
+        await self.until(lambda got: got["type"] == "caught_up")
         return [event for got in self.frames[start:] for event in got.get("events", ())]
 
     async def close(self) -> None:
@@ -139,21 +136,21 @@ async def test_a_gm_demoted_while_the_socket_connects_is_sent_what_a_player_sees
     table, monkeypatch, request, lost
 ):
     if lost:
-        live_lost = request.getfixturevalue("live_lost")  # noqa: F841
-    stranger = await db(_second_gm, table)
+        request.getfixturevalue("live_lost")
+    stranger = await in_db(_second_gm, table)
     demote = lambda: campaign_services.change_role(  # noqa: E731
         campaign=table.campaign, actor=table.users["gm"], user_id=stranger.pk, role="player"
     )
     _while_connecting(monkeypatch, stranger.pk, demote)
     socket = Socket(table.id, table.tokens["stranger"])
     assert (await socket.connect())["type"] == "caught_up"
-    seq = await db(_blind_roll, table)
+    seq = await in_db(_blind_roll, table)
     if lost:
         (shown,) = await socket.fetch(seq)
     else:
         live = await socket.until(lambda f: f["type"] == "event" and f["event"]["seq"] == seq)
         shown = live["event"]
-    rest = await db(_rest_shows, table.id, stranger, seq)
+    rest = await in_db(_rest_shows, table.id, stranger, seq)
     assert rest["redacted"] and shown == rest
     assert not [frame for frame in socket.frames if frame["type"] == "presence"]  # GMs' only
     await socket.close()
@@ -174,42 +171,63 @@ async def test_a_member_removed_while_the_socket_connects_is_refused(table, monk
 async def test_a_fetch_past_the_members_own_lost_demotion_is_sent_what_a_player_sees(
     table, live_lost
 ):
-    stranger = await db(_second_gm, table)
-    head = await db(lambda: Campaign.objects.get(pk=table.id).head_seq)
+    stranger = await in_db(_second_gm, table)
+    head = await in_db(lambda: Campaign.objects.get(pk=table.id).head_seq)
     socket = Socket(table.id, table.tokens["stranger"], after=head)
     await socket.connect()
-    await db(  # its live message is lost, and the fetch below starts after it
+    await in_db(  # its live message is lost, and the fetch below starts after it
         campaign_services.change_role,
         campaign=table.campaign,
         actor=table.users["gm"],
         user_id=stranger.pk,
         role="player",
     )
-    seq = await db(_blind_roll, table)
+    seq = await in_db(_blind_roll, table)
     (shown,) = await socket.fetch(seq)
-    rest = await db(_rest_shows, table.id, stranger, seq)
+    rest = await in_db(_rest_shows, table.id, stranger, seq)
     assert rest["redacted"] and shown == rest
     # And the gaps the socket repairs from the log later are rendered for a player too.
-    later = await db(_blind_roll, table)
+    later = await in_db(_blind_roll, table)
     (repaired,) = await socket.fetch(later)
-    assert repaired == await db(_rest_shows, table.id, stranger, later)
+    assert repaired == await in_db(_rest_shows, table.id, stranger, later)
     await socket.close()
 
 
 async def test_a_removal_skipped_by_a_fetch_closes_the_socket(table, live_lost):
     boris = table.users["boris"]
-    head = await db(lambda: Campaign.objects.get(pk=table.id).head_seq)
+    head = await in_db(lambda: Campaign.objects.get(pk=table.id).head_seq)
     socket = Socket(table.id, table.tokens["boris"], after=head)
     await socket.connect()
-    await db(
+    await in_db(
         campaign_services.leave_campaign,
         campaign=table.campaign,
         actor=table.users["gm"],
         user_id=boris.pk,
     )
-    seq = await db(_blind_roll, table)
+    seq = await in_db(_blind_roll, table)
     frame = {"type": "fetch", "ref": "after-removal", "from": seq, "to": seq}
     await socket.app.send_input({"type": "websocket.receive", "text": json.dumps(frame)})
     assert await socket.until(lambda got: False) == {"type": "closed", "code": CLOSE_NOT_A_MEMBER}
     assert not [f for f in socket.frames if f["type"] in ("events", "event")]
+    await socket.close()
+
+
+async def test_a_resume_past_the_members_own_lost_demotion_is_sent_what_a_player_sees(
+    table, live_lost
+):
+    stranger = await in_db(_second_gm, table)
+    head = await in_db(lambda: Campaign.objects.get(pk=table.id).head_seq)
+    socket = Socket(table.id, table.tokens["stranger"], after=head)
+    await socket.connect()
+    await in_db(
+        campaign_services.change_role,
+        campaign=table.campaign,
+        actor=table.users["gm"],
+        user_id=stranger.pk,
+        role="player",
+    )
+    seq = await in_db(_blind_roll, table)
+    (shown,) = await socket.resume(seq - 1)
+    rest = await in_db(_rest_shows, table.id, stranger, seq)
+    assert rest["redacted"] and shown == rest
     await socket.close()
