@@ -48,13 +48,11 @@ CLASSES_KEPT = 4096  # the class of a viewer on a kept page (a few dozen bytes e
 
 @dataclass(frozen=True)
 class Rendered:
-    """A page as one class of viewer is shown it: each event's seq, JSON and its size in bytes,
-    and the member an event about a membership (role changed, left) concerns when the viewer may
-    see it."""
+    """A page as one class of viewer is shown it: each event's seq, JSON, and the member an
+    event about a membership (role changed, left) concerns when the viewer may see it."""
 
     seqs: tuple[int, ...]
     texts: tuple[str, ...]
-    sizes: tuple[int, ...]
     subjects: tuple[int | None, ...]
 
 
@@ -174,13 +172,9 @@ def _class_key(read_key: tuple, membership: Membership) -> tuple:
 
 def _render(shared: SharedPage, membership: Membership) -> Rendered:
     shown = shared.texts_for(membership)
-    texts = tuple(text for text, _ in shown)
     return Rendered(
         seqs=tuple(event.seq for event in shared.events),
-        texts=texts,
-        # A text is ASCII (json.dumps escapes; a stored payload goes in only when it is ASCII),
-        # so its length is its bytes.
-        sizes=tuple(map(len, texts)),
+        texts=tuple(text for text, _ in shown),
         subjects=tuple(
             event.payload.get("user_id")
             if event.type in (MEMBER_ROLE_CHANGED, MEMBER_LEFT) and in_full
@@ -202,22 +196,24 @@ def _slice(rendered: Rendered, after: int, user_id: int) -> Page | None:
         if rendered.subjects[n] == user_id:
             last, about_me = n + 1, True
             break
+    # A text is ASCII (json.dumps escapes; a stored payload goes in only when it is ASCII), so
+    # its length is its bytes.
     frames: list[str] = []
-    start, size = first, 0
-    for n in range(first, last):
-        size += rendered.sizes[n] + 1  # and its comma
-        if size + _ENVELOPE > FRAME_BYTES and n > start:
+    start, size = first, _ENVELOPE
+    for n, text in enumerate(rendered.texts[first:last], first):
+        size += len(text) + 1  # and its comma
+        if size > FRAME_BYTES and n > start:
             frames.append(_frame(rendered.texts[start:n]))
-            start, size = n, rendered.sizes[n] + 1
+            start, size = n, _ENVELOPE + len(text) + 1
     frames.append(_frame(rendered.texts[start:last]))
     return Page(frames=tuple(frames), last=rendered.seqs[last - 1], about_me=about_me)
 
 
-_ENVELOPE = len('{"type":"events","events":[]}')
-
-
 def _frame(texts: tuple[str, ...]) -> str:
     return '{"type":"events","events":[' + ",".join(texts) + "]}"
+
+
+_ENVELOPE = len(_frame(()))
 
 
 def _keep(cache: OrderedDict, key: tuple, value: object, size: int) -> None:
