@@ -129,10 +129,9 @@ export function makeApi(base) {
   };
 }
 
-// The server's own 503 (config/outage.py: the database busy, out of connections or down): the
-// network is fine, and the server says why in the page's language. An earlier try, whose answer
-// was lost, may still have made the write.
-const REFUSALS = new Set(["busy", "too_many_connections", "unavailable"]);
+// The server's own 503 (config/outage.py: the database busy, out of connections or down; its
+// JSON names a `code`, a proxy's page does not): the network is fine, and the server says why
+// in the page's language. An earlier try, whose answer was lost, may still have made the write.
 // What to say then, by what the page says when the network failed.
 const REFUSED = {
   no_connection: "no_connection_refused",
@@ -141,7 +140,7 @@ const REFUSED = {
 };
 
 function refusedByServer(error) {
-  return error instanceof ApiError && error.status === 503 && REFUSALS.has(error.body?.code);
+  return error instanceof ApiError && error.status === 503 && typeof error.body?.code === "string";
 }
 
 // ``offline``: what to say when the network failed (the browser's own words are neither
