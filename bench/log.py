@@ -18,7 +18,9 @@ Builds a fresh database (SQLite file under var/bench/, or the PostgreSQL databas
   of mixed play from seq 0, beside reading those rows; once per viewer of --viewers (the GM,
   who sees everything, and a player, who gets the others' hidden rolls as stubs), each beside
   its own reading of the rows; the medians of 3 catch-ups (each on a fresh server) and of 6
-  reads alternated with them. --catchup-only skips the verify and rebuild phases.
+  reads alternated with them; then, in this process, without a socket, the CPU of reading the
+  catch-up's pages and of presenting them for that viewer, beside reading the rows (where the
+  time goes). --catchup-only skips the verify and rebuild phases.
 
 Figures are printed as events/s and as ratios to the in-run baseline (--quick: 100,000 events
 rebuilt, 20,000 verified).
@@ -589,6 +591,54 @@ def catchup_phase(events: int, db: str, database_url: str, viewers: list[str]) -
             base,
             "baseline: reading the rows (target ratio ≥ 0.5)",
         )
+        membership = members.get(role="gm") if viewer == "gm" else members.filter(role="player")[0]
+        _print_breakdown(campaign_id, membership, read_rows)
+
+
+def _print_breakdown(campaign_id: int, membership, read_rows) -> None:
+    """Where a catch-up's work goes before any socket: the CPU seconds, in this process, of
+    reading the rows decoded (the baseline), of reading the catch-up's pages as it reads them
+    (payloads left undecoded) and of reading and presenting them for ``membership`` as its
+    socket would be sent them (`catchup.page_after`, nothing kept from a run before); medians
+    of 3, alternated. Presenting runs on one thread under the GIL: beside the baseline, it says
+    how far the socket's figure can go whatever sending costs."""
+    from campaign.models import Campaign
+    from eventlog.recorders import recorder
+    from rolls.live import catchup
+
+    campaign = Campaign.objects.get(pk=campaign_id)
+    head, until = (campaign.head_seq, campaign.head_hash), campaign.head_seq
+
+    def pages() -> None:
+        after = 0
+        while after < until:
+            end = min(until, after + catchup.PAGE * catchup.LONG_PAGES)
+            recorder().page(campaign_id, after=after, until=end, limit=end - after)
+            after = end
+
+    def presented() -> None:
+        catchup.forget()
+        after = 0
+        while after < until:
+            page = catchup.page_after(membership, after, until, head)
+            assert page is not None and not page.about_me
+            after = page.last
+        catchup.forget()
+
+    works = {"reading the rows (decoded)": read_rows, "the pages": pages, "presented": presented}
+    spent: dict[str, list[float]] = {name: [] for name in works}
+    for _ in range(3):
+        for name, work in works.items():
+            began = time.thread_time()
+            work()
+            spent[name].append(time.thread_time() - began)
+    base, read, shown = (statistics.median(spent[name]) for name in works)
+    print(
+        f"  in this process, no socket (CPU, medians of 3): reading the rows decoded {base:.2f} s;"
+        f" the catch-up's pages undecoded {read:.2f} s ({read / base:.2f}x);"
+        f" read and presented for the {membership.role} {shown:.2f} s ({shown / base:.2f}x,"
+        " before a frame is sent)"
+    )
 
 
 def _catch_up_once(
