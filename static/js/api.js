@@ -56,6 +56,10 @@ function idempotencyKey() {
 }
 
 const RETRIES = 4;
+// How long a write whose answer was lost is the same write when asked again: a retry comes
+// soon after the failure; the same roll asked an hour later (a Perception check, again) is a
+// roll of its own, which the kept key would answer with the old one.
+const RETRY_WINDOW_MS = 10 * 60 * 1000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function makeApi(base) {
@@ -107,17 +111,21 @@ export function makeApi(base) {
   // it goes with the key and body it was first sent with, so the server makes it once and
   // answers it (a roll is not rolled twice, a character not created twice). Two asks are one
   // write when their path and body agree but for client_seed, the fresh entropy each ask brings.
-  // Only a lost answer is kept: two asks in flight at once are two writes, as is an ask after an
-  // answer.
+  // Only a lost answer is kept, for RETRY_WINDOW_MS: two asks in flight at once are two writes,
+  // as is an ask after an answer, or long after the loss.
   const unanswered = new Map();
   async function post(path, body = {}, opts = {}) {
     const asked = path + JSON.stringify({ ...body, client_seed: null });
+    const now = Date.now();
+    for (const [ask, lost] of unanswered) {
+      if (now - lost.at > RETRY_WINDOW_MS) unanswered.delete(ask);
+    }
     const sent = unanswered.get(asked) || { body, key: idempotencyKey() };
     unanswered.delete(asked);
     try {
       return await request(path, { ...opts, method: "POST", body: sent.body, key: sent.key });
     } catch (error) {
-      if (answerLost(error)) unanswered.set(asked, sent);
+      if (answerLost(error)) unanswered.set(asked, { ...sent, at: Date.now() });
       throw error;
     }
   }

@@ -213,6 +213,38 @@ def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(
     assert Check.objects.filter(campaign=campaign).count() == 1, "rolled twice"
 
 
+def test_the_same_roll_asked_long_after_its_answers_were_lost_is_a_roll_of_its_own(
+    accounts, open_page
+):
+    """A roll made, its answers lost, the same roll asked again more than ten minutes later (the
+    page's clock moved on: a Perception check asked again an hour on) is rolled anew: the key
+    kept for a retry does not answer it with the old roll."""
+    campaign, _ = cofd_table(accounts)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    alice.clock.install()
+    alice.reload()
+    live(alice)
+    form = alice.locator("#composer")
+    alice.locator("#sheets button.trait", has_text="Wits").click()
+    expect(alice.locator("#composer-odds .odds")).to_be_visible()
+
+    checks = f"/api/campaigns/{campaign.pk}/checks/"
+    alice.route(f"**{checks}", made_then_lost)
+    form.locator("button#composer-roll").click()
+    expect(form.locator("#composer-error")).to_contain_text(
+        "may not have been made", timeout=20_000
+    )
+    made = Check.objects.get(campaign=campaign).seq
+    alice.unroute(f"**{checks}")
+    alice.clock.fast_forward("10:01")
+    live(alice)
+    with alice.expect_response(lambda r: r.url.endswith(checks) and r.status < 500) as answer:
+        form.locator("button#composer-roll").click()
+    assert answer.value.status == 201 and answer.value.json()["seq"] > made, "the old roll"
+    assert answer.value.headers.get("idempotent-replayed") is None
+    assert Check.objects.filter(campaign=campaign).count() == 2
+
+
 def test_an_error_says_the_servers_message_without_the_apis_field_path(accounts, open_page):
     campaign, _ = cofd_table(accounts, manual_dice=True)
     services.end_session(campaign=campaign, actor=accounts["gm"])
