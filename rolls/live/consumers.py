@@ -170,6 +170,10 @@ async def _writer_turn(campaign_id: int) -> AsyncIterator[float]:
 _heads: dict[int, tuple[float, int, str]] = {}
 
 
+def _remember_head(campaign_id: int, head: int, head_hash: str) -> None:
+    _heads[campaign_id] = (time.monotonic(), head, head_hash)
+
+
 class _PresenceView:
     """Who is online in one campaign, read once for all the GM sockets of a process that are
     told of a change (a reconnect storm of GM tabs would read it once per socket per change:
@@ -435,7 +439,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
             return None
         role = self.membership.role if self.membership is not None else None
         self.membership, head, head_hash = found
-        _heads[self.campaign_id] = (time.monotonic(), head, head_hash)
+        _remember_head(self.campaign_id, head, head_hash)
         if self.membership.role != role:  # the groups it hears: the GMs' or not
             await self._subscribe()
         return head
@@ -451,7 +455,7 @@ class LiveFeedConsumer(AsyncWebsocketConsumer):
         read_at, head, _hash = _heads.get(self.campaign_id, (0.0, 0, ""))
         if time.monotonic() - read_at > max_age:
             head, head_hash = await _database(_head_of)(self.campaign_id)
-            _heads[self.campaign_id] = (time.monotonic(), head, head_hash)
+            _remember_head(self.campaign_id, head, head_hash)
         return head
 
     def _known_head(self) -> catchup.Head:
