@@ -29,7 +29,7 @@ from rolls.models import (
 )
 from rolls.reads.known import failed_attempts, failed_attempts_of
 from rolls.reads.present import shown_in_full
-from rolls.reads.selectors import answers_seen
+from rolls.reads.selectors import answers_seen, closed_seen
 from rolls.reads.visibility import may_see, outsider
 
 HIDDEN = _("hidden")
@@ -205,13 +205,17 @@ class CheckCallAdmin(SeenByAdmin):
     """A call's answers as the staff member may see them (`rolls.reads.selectors.answers_seen`):
     a hidden answer for another character is not tied to it here either."""
 
-    list_display = ["campaign", "seq", "closed"]
-    fields = ["campaign", "seq", "character_ids", "request", "answers", "closed"]
-    readonly_fields = ["answers"]
+    list_display = ["campaign", "seq", "closed_shown"]
+    fields = ["campaign", "seq", "character_ids", "request", "answers", "closed_shown"]
+    readonly_fields = ["answers", "closed_shown"]
 
     @admin.display(description=_("answered"))
     def answers(self, call: CheckCall) -> str:
         return _json(answers_seen([call], call.viewer)[0])
+
+    @admin.display(description=_("closed"), boolean=True)
+    def closed_shown(self, call: CheckCall) -> bool:
+        return closed_seen(call, call.viewer, answers_seen([call], call.viewer)[0])
 
 
 @admin.register(VerificationCheckpoint)

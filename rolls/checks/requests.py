@@ -365,10 +365,10 @@ def helper_checks(
 def answering_call(
     campaign: Campaign, data: dict[str, Any], read: tuple[uuid.UUID, CheckCall | None] | None = None
 ) -> CheckCall | None:
-    """The open call this request answers (None: not an answer); ``read``: the call as the
-    lock's statement read it (the id it named, the row), else it is read here. Whether this
-    character has answered it already is decided once the character is known, by its canonical
-    id."""
+    """The call this request answers (None: not an answer), open or closed; ``read``: the call
+    as the lock's statement read it (the id it named, the row), else it is read here. Whether
+    it is addressed to this character, answered by it already, or closed is decided once the
+    character is known (`require_open_to`)."""
     call_id = data.pop("call", None)
     if not call_id:
         return None
@@ -377,9 +377,22 @@ def answering_call(
         call = read[1]
     else:
         call = CheckCall.objects.filter(campaign=campaign, pk=call_id).first()
-    if call is None or call.closed:
+    if call is None:
         raise NotFound("call", _("no open call for a check with this id"))
     return call
+
+
+def require_open_to(call: CheckCall, character: Character | None) -> None:
+    """Refuse an answer to ``call`` for ``character``: not one it names, one that has answered,
+    or a call the GM closed. In that order: a call closes by itself once every character it
+    names has answered, so a closed call refused first would tell a player whose character it
+    does not name that the others have answered, with rolls hidden from them."""
+    if character is None or str(character.pk) not in call.character_ids:
+        raise NotAllowed("call", _("this call for a check is not addressed to this character"))
+    if str(character.pk) in call.answered:
+        raise Conflict("call", _("this character has already answered the call"))
+    if call.closed:
+        raise NotFound("call", _("no open call for a check with this id"))
 
 
 def assemble_from_sheet(

@@ -48,6 +48,7 @@ from rolls.checks.requests import (
     find_character,
     helper_checks,
     refuse_unknown_fields,
+    require_open_to,
     roll_request_keys,
     task_field,
     text_field,
@@ -157,10 +158,8 @@ def _check_roll(
         require_controls_character(membership, character)
     elif not is_gm:
         raise InvalidInput("character", _("roll for one of your characters"))
-    if call is not None and (character is None or str(character.pk) not in call.character_ids):
-        raise NotAllowed("call", _("this call for a check is not addressed to this character"))
-    if call is not None and str(character.pk) in call.answered:
-        raise Conflict("call", _("this character has already answered the call"))
+    if call is not None:
+        require_open_to(call, character)
     # The GM's call decides a resistance and its Willpower; else whoever controls the side.
     resisted = with_resistance(campaign, membership, data, character, called=call is not None)
     resistance = resisted.get("resistance")

@@ -103,16 +103,30 @@ def check_witness(campaign_id: int, seq: int, witness: str | None, head: int) ->
 
 def open_calls_for(campaign: Campaign, membership: Membership) -> list[dict[str, Any]]:
     """The open calls for a check as ``membership`` may see them: a GM, every one; a player,
-    those naming a character they own, each with its answers as they may see them."""
+    those awaiting an answer from a character they own, each with its answers as they may see
+    them. A call closes by itself once every character it names has answered: one a player's
+    list kept until then would tell them when the others' answers, hidden from them, came."""
     calls = list(CheckCall.objects.filter(campaign=campaign, closed=False).order_by("seq"))
     if membership.role == Role.GM:
         return [call_data(call) for call in calls]
     mine = _owned(campaign.pk, membership)
-    calls = [call for call in calls if mine & set(call.character_ids)]
+    calls = [call for call in calls if (mine & set(call.character_ids)) - set(call.answered)]
     return [
         call_data(call, answered)
         for call, answered in zip(calls, answers_seen(calls, membership, mine), strict=True)
     ]
+
+
+def closed_seen(call: CheckCall, viewer: Membership, answered: dict[str, int | None]) -> bool:
+    """Whether ``viewer`` may know that ``call`` is closed. The GM's closing is an event everyone
+    is shown; a call that closed by itself, on its last answer, is closed to them once they see
+    every answer (``answered``, as `answers_seen` gives it them): else it would tell them that an
+    answer hidden from them was given."""
+    if viewer.role == Role.GM or not call.closed:
+        return call.closed
+    if not set(call.answered) >= set(call.character_ids):
+        return True  # the GM closed it before every character had answered
+    return set(answered) >= set(call.character_ids)
 
 
 def answers_seen(

@@ -256,8 +256,8 @@ def test_the_dramatic_failure_hint_names_the_campaigns_limit() -> None:
 def test_the_calls_list_ties_no_hidden_answer_to_another_players_character(build_world) -> None:
     """GET …/calls/ (and the admin's call) lists a call's answers: a blind answer for alice's
     character is not tied to her character for boris, who is named in the same call (the stub
-    hides whose roll it was); alice, whose character it is, is told it was answered (she is not
-    offered a roll the call refuses) without its seq; the GM sees all."""
+    hides whose roll it was); alice, whose character has answered, is not offered the call (nor
+    a roll it would refuse); the GM sees all."""
     from rolls.checks import services as roll_services
 
     w = build_world("cofd", options={"manual_dice": True}, rolls=False)
@@ -283,9 +283,79 @@ def test_the_calls_list_ties_no_hidden_answer_to_another_players_character(build
 
     assert answered("gm") == {alice_hero: seq}
     assert answered("boris") == {}
-    assert answered("alice") == {alice_hero: None}
+    assert w.client("alice").get(w.url("calls/")).json() == []
     w.client("gm").post(w.url(f"checks/{seq}/reveal/"))
-    assert answered("boris") == answered("alice") == {alice_hero: seq}
+    assert answered("boris") == {alice_hero: seq}
+
+
+def _blind_call(w, characters: list[str]) -> str:
+    answer = w.client("gm").post(
+        w.url("calls/"),
+        {
+            "characters": characters,
+            "request": {"traits": ["Wits", "Occult"], "visibility": "blind"},
+        },
+        format="json",
+    )
+    assert answer.status_code == 201, answer.content
+    return answer.json()["id"]
+
+
+def _answer(w, who: str, call_id: str, character: str) -> int:
+    from rolls.checks import services as roll_services
+
+    request = {"call": call_id, "character": character, "faces": [1, 2, 3, 4, 5]}
+    return roll_services.check_roll(campaign=w.campaign, actor=w.users[who], request=request).seq
+
+
+def test_a_call_closing_on_a_hidden_answer_changes_no_other_players_list(build_world) -> None:
+    """A call closes by itself once every character it names has answered. Boris has answered;
+    the GM's blind answer for alice's character closes it: boris's list (on REST, the pages'
+    source) is what it was, so the closing does not tell him that the roll he sees as a stub
+    answered the call for alice. Before and after a reveal; the GM's list loses it at once."""
+    w = build_world("cofd", options={"manual_dice": True}, rolls=False)
+    alice_hero, boris_hero = (str(w.characters[who].pk) for who in ("alice", "boris"))
+    call_id = _blind_call(w, [alice_hero, boris_hero])
+    waiting = w.client("boris").get(w.url("calls/")).json()
+    assert [call["id"] for call in waiting] == [call_id]
+    _answer(w, "boris", call_id, boris_hero)
+    before = w.client("boris").get(w.url("calls/")).json()
+    assert before == [], "no call awaits boris: his character has answered"
+    assert [call["id"] for call in w.client("gm").get(w.url("calls/")).json()] == [call_id]
+
+    seq = _answer(w, "gm", call_id, alice_hero)
+    assert w.client("boris").get(w.url(f"checks/{seq}/")).json()["redacted"] is True
+    assert w.client("boris").get(w.url("calls/")).json() == before
+    assert w.client("gm").get(w.url("calls/")).json() == []
+    w.client("gm").post(w.url(f"checks/{seq}/reveal/"))
+    assert w.client("boris").get(w.url("calls/")).json() == before
+
+
+def test_an_answers_refusal_does_not_tell_whether_a_hidden_roll_answered_the_call(
+    build_world,
+) -> None:
+    """Boris answers calls that name only alice's character: the refusal is the same whether
+    her character has answered (in a roll he sees as a stub, which closed the call) or not (the
+    socket's roll runs the same service); nothing is rolled."""
+    w = build_world("cofd", options={"manual_dice": True}, rolls=False)
+    alice_hero, boris_hero = (str(w.characters[who].pk) for who in ("alice", "boris"))
+
+    def refusal(call_id: str) -> tuple[int, dict]:
+        head = w.head()
+        answer = w.client("boris").post(
+            w.url("checks/"),
+            {"call": call_id, "character": boris_hero, "faces": [1, 2, 3]},
+            format="json",
+        )
+        assert w.head() == head, "nothing is rolled"
+        return answer.status_code, answer.json()
+
+    unanswered = _blind_call(w, [alice_hero])
+    answered = _blind_call(w, [alice_hero])
+    seq = _answer(w, "gm", answered, alice_hero)
+    assert w.client("boris").get(w.url(f"checks/{seq}/")).json()["redacted"] is True
+    assert refusal(unanswered) == refusal(answered)
+    assert refusal(answered)[0] == 403
 
 
 def test_the_admins_call_shows_a_staff_outsider_no_hidden_answer(build_world) -> None:
@@ -319,6 +389,11 @@ def test_the_admins_call_shows_a_staff_outsider_no_hidden_answer(build_world) ->
     answers = html[html.index("field-answers") :]
     answers = answers[:600]
     assert "{}" in answers and hero not in answers, answers
+    # It closed on that answer: "closed" would tell the outsider that it was given.
+    closed = html[html.index("field-closed_shown") :][:600]
+    assert 'alt="False"' in closed, closed
+    listed = client.get("/admin/rolls/checkcall/").content.decode()
+    assert 'alt="False"' in listed[listed.index("field-closed_shown") :][:300]
     gm = Client()
     gm.force_login(w.users["gm"])
     w.users["gm"].is_staff = w.users["gm"].is_superuser = True
@@ -326,3 +401,4 @@ def test_the_admins_call_shows_a_staff_outsider_no_hidden_answer(build_world) ->
     html = gm.get(f"/admin/rolls/checkcall/{CheckCall.objects.get().pk}/change/").content.decode()
     shown = html[html.index("field-answers") :][:600]
     assert f"{hero}&quot;: {seq}" in shown, shown  # the table's GM: the truth
+    assert 'alt="True"' in html[html.index("field-closed_shown") :][:600]

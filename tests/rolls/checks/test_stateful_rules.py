@@ -405,7 +405,7 @@ def test_the_gm_calls_for_a_check_and_the_player_answers_it(table):
     assert first_roll(gm_view)["check"]["pool"] == 5, "the GM's call decides the traits"
     assert gm_view["label"] == "Notice the draft"
     assert t.get("alice", "calls/") == []
-    t.roll("alice", expect=404, call=call["id"], faces=[2] * 5)
+    t.roll("alice", expect=409, call=call["id"], faces=[2] * 5)  # answered already
 
 
 def test_server_dice_when_manual_dice_is_off(table):
