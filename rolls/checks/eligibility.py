@@ -23,10 +23,16 @@ from django.utils.translation import gettext_lazy
 
 from campaign.access import controls_character, require_controls_character
 from campaign.errors import Conflict, DomainError, InvalidInput, NotAllowed, call_rules
-from campaign.models import Campaign, Chapter, Character, Membership, Role, Scene
+from campaign.models import Campaign, Character, Membership, Role
 from eventlog.models import Visibility
 from rolls.models import Check
-from rolls.reads.known import dramatic_failures, helper_seqs, known_checks, resources_for
+from rolls.reads.known import (
+    dramatic_failures,
+    helper_seqs,
+    known_checks,
+    open_periods,
+    resources_for,
+)
 from rolls.reads.visibility import Facts, may_see, require_may_see
 from rolls.rules import option
 from rolls.systems import age, cofd, nice_damnit
@@ -87,20 +93,22 @@ class Now:
     knower: Membership | None = None
     _balances: dict[str, dict[str, int]] = field(default_factory=dict)
     _characters: dict[UUID, Character | None] = field(default_factory=dict)
-    _periods: dict[str, UUID | None] = field(default_factory=dict)  # "chapter" / "scene": open
+    _periods: dict[str, UUID | None] = field(default_factory=dict)  # the open session, chapter…
     _dramatic_failures: dict[tuple[UUID, UUID], list[Facts]] = field(default_factory=dict)
     _helpers: HelperUses = field(default_factory=HelperUses)
 
     def open_period(self, name: str) -> UUID | None:
-        """The id of the open chapter or scene (``name``), None when none is open."""
+        """The id of the open session, chapter or scene (``name``), None when none is open: the
+        three are read at once, the first time one is asked."""
         if name not in self._periods:
-            found = (Chapter if name == "chapter" else Scene).open_in(self.campaign)
-            self._periods[name] = None if found is None else found.pk
+            for period, found in open_periods(self.campaign.pk).items():
+                self._periods.setdefault(period, found)
         return self._periods[name]
 
     def as_rolled(self, check: Check) -> Now:
         """This reading, made by the write of ``check``: the periods open as of its seq are the
         check's own (a roll opens and closes none), so presenting it reads none of them."""
+        self._periods.setdefault("session", check.session_id)
         self._periods.setdefault("chapter", check.chapter_id)
         self._periods.setdefault("scene", check.scene_id)
         return self
@@ -193,7 +201,15 @@ def _for_roll(check: Check, viewer: Membership, now: Now, system: str) -> Charac
     if now.campaign.system != system or check.kind != "single":
         # The request is well formed; this roll (its system, its kind) refuses it: a conflict.
         raise Conflict("check", gettext_lazy("this follow-up does not apply to this roll"))
-    return _character_of(check, viewer, now)
+    character = _character_of(check, viewer, now)
+    if check.session_id is None or now.open_period("session") != check.session_id:
+        # RULES 3.5, 4.2 (2), 5.3: the roll's moment, before its outcome is narrated; a roll
+        # of a session that is over is history (or a Beat per old failure, once unlimited).
+        raise Conflict(
+            "session",
+            gettext_lazy("this roll's session is over: its follow-ups were for its moment"),
+        )
+    return character
 
 
 def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
@@ -202,6 +218,11 @@ def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
     if mode == "off":
         raise Conflict(
             "check", gettext_lazy("intentional dramatic failures are off in this campaign")
+        )
+    if _made_without_dramatic_failures(check):  # what the roll was made under (#12, item 5)
+        raise Conflict(
+            "check",
+            gettext_lazy("this roll was made while intentional dramatic failures were off"),
         )
     result = check.data["rolls"][0]["result"]
     if result.get("intentional"):
@@ -310,12 +331,21 @@ def _single_roll(check: Check) -> dict[str, Any] | None:
     return check.data["rolls"][0] if check.kind == "single" else None
 
 
+def _made_without_dramatic_failures(check: Check) -> bool:
+    made_under = check.data.get("options") or {}
+    return option(made_under, "cofd", "intentional_dramatic_failure") == "off"
+
+
 def _dramatic_failure_closed(check: Check) -> bool:
     roll = _single_roll(check)
     if roll is None:
         return True
     result = roll["result"]
-    return bool(result.get("intentional")) or not cofd.may_become_dramatic_failure(result)
+    return (
+        bool(result.get("intentional"))
+        or not cofd.may_become_dramatic_failure(result)
+        or _made_without_dramatic_failures(check)
+    )
 
 
 def _fortune_closed(check: Check) -> bool:

@@ -44,7 +44,11 @@ def locked_check(campaign: Campaign, seq: int) -> tuple[Campaign, Check, eligibi
     now = eligibility.Now(
         campaign,
         _characters={check.character_id: table.character} if check.character_id else {},
-        _periods={"chapter": table.chapter_id, "scene": table.scene_id},
+        _periods={
+            "session": table.session.pk if table.session else None,
+            "chapter": table.chapter_id,
+            "scene": table.scene_id,
+        },
         _dramatic_failures=dict(table.dramatic_failures),
     )
     return campaign, check, now

@@ -242,6 +242,21 @@ def dramatic_failure_uses(campaign: Campaign, period_id: UUID | None) -> QuerySe
     )
 
 
+def open_periods(campaign_id: int) -> dict[str, UUID | None]:
+    """The campaign's open session, chapter and scene by name (each id, or None where none is
+    open), in one statement: a follow-up's rules read the session and the period it counts in."""
+    from campaign.models import Chapter, Scene, Session
+
+    tables = {"session": Session, "chapter": Chapter, "scene": Scene}
+    sql = " UNION ALL ".join(
+        f"SELECT '{name}', id FROM {model._meta.db_table} "
+        "WHERE campaign_id = %s AND ended_seq IS NULL"
+        for name, model in tables.items()
+    )
+    found = {name: UUID(str(pk)) for name, pk in fetch(sql, [campaign_id] * len(tables))}
+    return {name: found.get(name) for name in tables}
+
+
 def helper_seqs(campaign: Campaign) -> set[int]:
     """The checks another roll has used as a teamwork helper (RULES 3.7)."""
     return set(

@@ -28,11 +28,12 @@ COLUMNS = (
     "revealed",
     "audience",
     "character_id",
+    "session_id",
     "chapter_id",
     "scene_id",
     "amendments",
 )
-_UUIDS = frozenset({"character_id", "chapter_id", "scene_id"})
+_UUIDS = frozenset({"character_id", "session_id", "chapter_id", "scene_id"})
 _JSON = frozenset({"audience", "amendments"})
 
 
@@ -152,6 +153,7 @@ def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow
             revealed,
             audience,
             row.character_id,
+            row.session_id,
             row.chapter_id,
             row.scene_id,
             amendments,

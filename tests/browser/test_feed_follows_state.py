@@ -37,23 +37,31 @@ def gm_writes(server, gm, campaign, method: str, path: str, body: dict) -> None:
 
 
 def test_roll_again_is_offered_only_while_a_session_is_open(accounts, open_page, server):
+    """«Roll again» while a session is open; a failure's dramatic failure for a Beat while its
+    own session is (RULES 3.5: the roll's moment), not again in the next one."""
     campaign, _ = cofd_table(accounts, manual_dice=True)
     alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
     live(alice)
     roll(alice, "Wits", label="Read the stones", faces="8 2 3")
     again = item(alice, "Read the stones").get_by_role("button", name="Roll again")
     expect(again).to_be_visible()
+    roll(alice, "Wits", label="Pick the lock", faces="2 3 4")  # a failure
+    fail = item(alice, "Pick the lock").get_by_role("button", name="Fail dramatically for a Beat")
+    expect(fail).to_be_visible()
 
     through_the_server(server, accounts["gm"], campaign, "sessions/end/", {})
     expect(alice.locator("#sessionbar")).to_contain_text("The GM starts a session", timeout=LIVE)
     expect(again).to_have_count(0, timeout=LIVE)
+    expect(fail).to_have_count(0, timeout=LIVE)
     alice.reload()
     live(alice)
     expect(item(alice, "Read the stones")).to_be_visible()
     expect(again).to_have_count(0)
+    expect(fail).to_have_count(0)
 
     through_the_server(server, accounts["gm"], campaign, "sessions/", {"title": "Saturday"})
     expect(again).to_be_visible(timeout=LIVE)
+    expect(fail).to_have_count(0)
 
 
 def test_the_forms_willpower_and_odds_follow_spends_edits_and_resets(accounts, open_page, server):
