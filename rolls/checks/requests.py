@@ -29,7 +29,7 @@ from rolls.checks.assembly import (
     assemble,
 )
 from rolls.models import Check, CheckCall, RuleUse
-from rolls.reads.visibility import require_may_see
+from rolls.reads.visibility import Facts, require_may_see, shown_wherever
 from rolls.systems import MAX_FACES
 from rolls.systems.errors import RuleError
 from rolls.systems.traits import sheet_for_roll
@@ -360,6 +360,33 @@ def helper_checks(
     if any(helper.used_as_helper for helper in helpers):
         raise Conflict("helpers", _("a helper roll has already been added to another roll"))
     return helpers
+
+
+def require_helpers_shown(
+    campaign: Campaign, helpers: list[Check], visibility: str, audience: list[int]
+) -> None:
+    """RULES 3.7: a helper's successes (or its dramatic failure's -4) show in the primary's pool,
+    so a helper hidden from anyone who will see the primary is refused (the GM reveals it first,
+    or the primary is rolled as hidden as it): naming it would tell its result, unrevealed."""
+    primary = Facts(visibility, audience=audience)
+    hidden = [helper for helper in helpers if not shown_wherever(helper, primary)]
+    if not hidden or visibility != Visibility.PRIVATE:
+        gms: list[int] = []
+    else:
+        gms = list(
+            Membership.objects.filter(campaign=campaign, role=Role.GM).values_list(
+                "user_id", flat=True
+            )
+        )
+    for helper in hidden:
+        if not shown_wherever(helper, primary, gms):
+            raise Conflict(
+                "helpers",
+                _(
+                    "check #{seq} is hidden from some who would see this roll: reveal it first,"
+                    " or make this roll as hidden"
+                ).format(seq=helper.seq),
+            )
 
 
 def answering_call(

@@ -48,6 +48,7 @@ from rolls.checks.requests import (
     find_character,
     helper_checks,
     refuse_unknown_fields,
+    require_helpers_shown,
     require_open_to,
     roll_request_keys,
     task_field,
@@ -222,6 +223,8 @@ def _check_roll(
                 entry["result"], option(options, "cofd", "beat_on_dramatic_failure")
             )
     audience = sorted({actor.pk, *(r["owner_id"] for r in rolls if r["owner_id"])})
+    if helpers:  # the helpers' successes show in this roll's pool
+        require_helpers_shown(campaign, helpers, visibility, audience)
     free_botch_scope = option(options, system, "free_botch") if system == "storyteller" else None
     first = rolls[0]
     payload = {
@@ -276,19 +279,24 @@ def _check_roll(
 
 @transaction.atomic
 def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Check:
-    """GM: show a private or blind roll to everyone."""
+    """GM: show a private or blind roll to everyone, and the hidden helper rolls whose
+    successes are in its pool (RULES 3.7: showing it shows their results)."""
     membership = require_gm(campaign, actor)
     campaign, check, now = locked_check(campaign, seq)
     eligibility.require(eligibility.REVEAL, check, membership, now)
-    append_event(
-        campaign=campaign,
-        type=CHECK_REVEALED,
-        payload={"check_seq": seq},
-        actor_id=actor.pk,
-        character_id=check.character_id,
-        session_id=check.session_id,
-        read=(check,),
-    )
+    helpers = Check.objects.filter(
+        campaign=campaign, seq__in=check.event.payload.get("helpers") or [], revealed=False
+    ).exclude(visibility=Visibility.PUBLIC)
+    for shown in (check, *helpers.order_by("seq")):
+        append_event(
+            campaign=campaign,
+            type=CHECK_REVEALED,
+            payload={"check_seq": shown.seq},
+            actor_id=actor.pk,
+            character_id=shown.character_id,
+            session_id=shown.session_id,
+            read=(shown,),
+        )
     return check  # as the projector changed it
 
 

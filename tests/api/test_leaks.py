@@ -402,3 +402,110 @@ def test_the_admins_call_shows_a_staff_outsider_no_hidden_answer(build_world) ->
     shown = html[html.index("field-answers") :][:600]
     assert f"{hero}&quot;: {seq}" in shown, shown  # the table's GM: the truth
     assert 'alt="True"' in html[html.index("field-closed_shown") :][:600]
+
+
+def with_sidekick(w):
+    """The world with a second character of alice's (a roll may not help its own character)."""
+    from campaign import services
+
+    w.characters["sidekick"] = services.create_character(
+        campaign=w.campaign,
+        actor=w.users["gm"],
+        name="Alice's sidekick",
+        traits=w.characters["alice"].traits,
+        owner_id=w.users["alice"].pk,
+    )
+    return w
+
+
+def _teamwork(w, who: str, helper: int, visibility: str, character: str = "alice"):
+    """``who`` rolls for ``character``'s Wits + Occult (5 physical dice), helped by ``helper``
+    (3 successes)."""
+    return w.client(who).post(
+        w.url("checks/"),
+        {
+            "character": str(w.characters[character].pk),
+            "traits": ["Wits", "Occult"],
+            "helpers": [helper],
+            "faces": [1] * 8,  # 5 dice and the helper's 3 successes
+            "visibility": visibility,
+        },
+        format="json",
+    )
+
+
+@pytest.mark.parametrize(
+    ("helper_by", "helper_visibility", "helper_for", "primary_by", "primary_visibility"),
+    [
+        ("gm", "blind", "boris", "gm", "public"),  # the GM's secret NPC help, shown to all
+        ("gm", "blind", "boris", "gm", "private"),  # shown to alice, the primary's owner
+        ("boris", "private", "boris", "gm", "private"),  # boris's own, shown to alice
+        ("gm", "private", "boris", "gm", "public"),  # the GM's for boris, to the table
+        ("alice", "private", "sidekick", "alice", "public"),  # her own private roll, to all
+    ],
+)
+def test_a_hidden_helper_does_not_show_its_result_in_a_more_visible_primary(
+    build_world, helper_by, helper_visibility, helper_for, primary_by, primary_visibility
+) -> None:
+    """RULES 3.7: a helper's successes are in the primary's pool (and a dramatic failure's -4).
+    Naming, as the primary's helper, a roll hidden from anyone who would see the primary is a
+    409 naming `helpers`, whoever names it (the GM sees every roll): nothing is rolled."""
+    w = with_sidekick(build_world("cofd", options={"manual_dice": True}, rolls=False))
+    helper = w.roll(
+        helper_by,
+        faces=[8, 9, 8, 2, 1],
+        visibility=helper_visibility,
+        character=str(w.characters[helper_for].pk),
+    )
+    head = w.head()
+    answer = _teamwork(w, primary_by, helper, primary_visibility)
+    assert answer.status_code == 409, answer.content
+    assert f"№{helper} " in answer.json()["helpers"][0]  # the page's language: Russian
+    assert w.head() == head
+
+
+@pytest.mark.parametrize(
+    ("helper_by", "helper_visibility", "helper_for", "primary_by", "primary_visibility", "for_"),
+    [
+        ("gm", "blind", "boris", "gm", "blind", "alice"),
+        ("alice", "private", "sidekick", "alice", "private", "alice"),
+        # The GM's private roll for alice: she and the GM see it, as they see the helper.
+        ("alice", "private", "sidekick", "gm", "private", "alice"),
+        ("boris", "public", "boris", "alice", "public", "alice"),
+    ],
+)
+def test_a_helper_as_hidden_as_its_primary_helps(
+    build_world, helper_by, helper_visibility, helper_for, primary_by, primary_visibility, for_
+) -> None:
+    w = with_sidekick(build_world("cofd", options={"manual_dice": True}, rolls=False))
+    helper = w.roll(
+        helper_by,
+        faces=[8, 9, 8, 2, 1],
+        visibility=helper_visibility,
+        character=str(w.characters[helper_for].pk),
+    )
+    answer = _teamwork(w, primary_by, helper, primary_visibility, character=for_)
+    assert answer.status_code == 201, answer.content
+
+
+def test_revealing_a_primary_reveals_its_hidden_helpers(build_world) -> None:
+    """Shown to everyone, the primary shows its helpers' successes: they are revealed with it
+    (each its own `check.revealed`, in the feed as any reveal is)."""
+    w = build_world("cofd", options={"manual_dice": True}, rolls=False)
+    helper = w.roll(
+        "gm", faces=[8, 9, 8, 2, 1], visibility="blind", character=str(w.characters["boris"].pk)
+    )
+    answer = _teamwork(w, "gm", helper, "blind")
+    assert answer.status_code == 201, answer.content
+    primary = answer.json()["seq"]
+    for who in ("alice", "boris", "olga"):
+        assert w.client(who).get(w.url(f"checks/{helper}/")).json()["redacted"] is True
+    revealed = w.client("gm").post(w.url(f"checks/{primary}/reveal/"))
+    assert revealed.status_code == 200, revealed.content
+    for who in ("alice", "boris", "olga"):
+        shown = w.client(who).get(w.url(f"checks/{primary}/")).json()
+        assert shown["redacted"] is False
+        assert shown["data"]["rolls"][0]["rules"]["teamwork_bonus"] == 3
+        assert w.client(who).get(w.url(f"checks/{helper}/")).json()["redacted"] is False, who
+    reveals = w.client("olga").get(w.url("events/?type=check.revealed")).json()
+    assert [e["payload"]["check_seq"] for e in reveals] == [primary, helper]
