@@ -32,6 +32,7 @@ export class Composer {
     this.picker = $("#trait-picker", form);
     this.placeholder = this.picker.options[0]?.textContent || "+";
     this.updateOdds = debounce(() => this.odds(), 200);
+    table.on("checks", () => this.renderResult());
     this.storeKey = `tablecheck:roll-form:${table.campaign.id}:${table.me.id}:${form.dataset.mode}`;
     // Words and faces do not change the odds; everything else does.
     const quiet = new Set(["label", "modifier_label", "faces", "visibility"]);
@@ -535,8 +536,21 @@ export class Composer {
   showResult(checks) {
     const box = $("#composer-result", this.form);
     if (!box) return;
+    this.resultSeqs = checks.map((check) => check.seq);
+    this.renderResult();
+    if (!box.hidden) box.scrollIntoView({ block: "nearest", behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
+  }
+
+  // The box follows its rolls as their cards in the feed do (a follow-up taken, a reveal): it
+  // shows the table's copy of each, redrawn when that copy changes.
+  renderResult() {
+    const box = $("#composer-result", this.form);
+    if (!box || !this.resultSeqs) return;
+    const checks = this.resultSeqs.map((seq) => this.table.checks.get(seq)).filter(Boolean);
+    const key = checks.map((check) => `${check.seq}@${check.receivedAt}`).join(",");
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
     clear(box).append(...checks.map(lastRoll).filter(Boolean));
     box.hidden = !box.childElementCount;
-    if (!box.hidden) box.scrollIntoView({ block: "nearest", behavior: matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth" });
   }
 }

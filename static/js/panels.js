@@ -183,7 +183,9 @@ export function renderPlayerCalls(table) {
     table.say(callLine(table, card));
   }
   renderCallNotice(table, cards.filter((card) => !here.dismissed.has(card.key)));
-  const key = [...cards.map((card) => card.key), "|", ...here.results.map((result) => result.check.seq)].join(",");
+  // A result follows its roll as the feed's card does (a follow-up taken on it, a reveal).
+  const shown = here.results.map((result) => table.checks.get(result.check.seq) || result.check);
+  const key = [...cards.map((card) => card.key), "|", ...shown.map((check) => `${check.seq}@${check.receivedAt}`)].join(",");
   if (box.dataset.key === key) return; // unchanged: keep the odds and any typed faces
   box.dataset.key = key;
   clear(box);
@@ -257,7 +259,7 @@ function callResult(table, result) {
     "div",
     { class: "call-card call-result", "data-seq": result.check.seq },
     h("p", { class: "call-title" }, t("call_answered_by_you"), result.label ? ` — ${result.label}` : ""),
-    lastRoll(result.check),
+    lastRoll(table.checks.get(result.check.seq) || result.check),
     h(
       "button",
       {

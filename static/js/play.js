@@ -32,6 +32,7 @@ table.on("characters", () => (sheets(), renderPlayerCalls(table)));
 table.on("state", sheets);
 table.on("members", sheets);
 table.on("calls", () => renderPlayerCalls(table));
+table.on("checks", () => renderPlayerCalls(table)); // a call's result follows its roll
 table.on("campaign", () => renderSessionBar(table));
 
 renderSessionBar(table);

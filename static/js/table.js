@@ -174,6 +174,7 @@ export class Table {
     if (!seq) return;
     try {
       this.showCheck(await this.api.get(`checks/${seq}/`));
+      this.emit("checks"); // what shows it beside the feed follows (the result boxes)
     } catch {
       /* the next catch-up will bring it */
     }

@@ -137,9 +137,12 @@ def test_the_dramatic_failure_button_works_once_per_chapter(accounts, open_page)
     roll(alice, "Wits", "Occult", label="First try", faces="2 3 4 5 6")  # no 8+: a failure
     first = item(alice, "First try")
     expect(first.locator(".badge")).to_have_text("failure")
+    result = alice.locator("#composer-result")  # the roll beside the button that made it
+    expect(result).to_contain_text("failure")
     first.get_by_role("button", name=button).click()
     expect(first.locator(".badge")).to_have_text("dramatic failure")
     expect(first).to_contain_text("taken on purpose for a Beat")
+    expect(result).to_contain_text("dramatic failure")  # it follows its card
     expect(beats).to_have_text("1")
     expect(first.get_by_role("button", name=button)).to_have_count(0)
     allowance = alice.locator("#sheets section[aria-label=Marianne] .rule-flag")
