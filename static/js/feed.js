@@ -60,6 +60,9 @@ export class Feed {
 
   start() {
     this.setStatus("connecting");
+    // The browser knows at once when its network went: the page says so, and drops its socket
+    // (a dead network may hold its close event back for minutes); back online, it reconnects.
+    addEventListener("offline", () => this.abandon(this.socket));
     addEventListener("online", () => this.kick());
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState === "visible") this.kick();
@@ -88,6 +91,20 @@ export class Feed {
     }
     clearTimeout(this.timer);
     this.connect();
+  }
+
+  // Give up on a socket without waiting for its close event: the page says it is offline now,
+  // and reconnects (a new socket catches up from the last event seen).
+  abandon(socket) {
+    if (this.stopped) return;
+    this.setStatus("offline");
+    if (!socket || this.socket !== socket) return;
+    this.socket = null;
+    clearInterval(this.pinger);
+    socket.close();
+    this.onPresence(null);
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.connect(), this.backoff());
   }
 
   connect() {
@@ -185,8 +202,9 @@ export class Feed {
       this.receive(message.data);
     });
     socket.addEventListener("close", (event) => {
+      if (this.socket !== socket) return; // abandoned or replaced: its successor decides
       clearInterval(this.pinger);
-      if (this.socket === socket) this.socket = null;
+      this.socket = null;
       if (this.stopped) return;
       if (event.code === 4401 || event.code === 4403) {
         // Signed out, or no longer a member: the page itself says what to do next.
@@ -242,7 +260,7 @@ export class Feed {
     this.pinger = setInterval(() => {
       if (socket.readyState !== 1) return;
       if (Date.now() - this.heardAt > 45000) {
-        socket.close();
+        this.abandon(socket);
         return;
       }
       socket.send(JSON.stringify({ type: "ping" }));

@@ -111,6 +111,24 @@ def test_the_forms_willpower_and_odds_follow_spends_edits_and_resets(accounts, o
     expect(odds).not_to_contain_text("attempt 2", timeout=LIVE)
 
 
+def test_the_page_says_at_once_when_its_network_went_and_catches_up_when_it_is_back(
+    accounts, open_page, server
+):
+    """The browser's own network goes (a phone's wifi drops): the indicator says so at once,
+    not once a keep-alive times out a minute later (the socket's close event may wait for the
+    network); back online, the page reconnects and shows what was rolled meanwhile."""
+    campaign, characters = cofd_table(accounts, manual_dice=True)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    live(alice)
+    alice.context.set_offline(True)
+    expect(alice.locator("#conn")).to_have_attribute("data-state", "offline", timeout=3_000)
+    body = {"character": str(characters["boris"].pk), "traits": ["Wits"], "faces": [8, 2, 3]}
+    gm_writes(server, accounts["gm"], campaign, "POST", "checks/", {**body, "label": "Meanwhile"})
+    alice.context.set_offline(False)
+    expect(alice.locator("#conn")).to_have_attribute("data-state", "live", timeout=LIVE)
+    expect(item(alice, "Meanwhile")).to_be_visible(timeout=LIVE)
+
+
 def test_a_lost_connection_is_said_in_the_pages_words_and_cleared_when_it_is_back(
     accounts, open_page, server
 ):
