@@ -377,6 +377,30 @@ def test_no_page_is_wider_than_a_phone(accounts, open_page):
         assert width <= 390, f"{path} is {width}px wide on a 390px phone"
 
 
+def test_the_audit_history_reads_on_a_phone(accounts, open_page):
+    """On a phone a history row is a card: nothing in it runs past the table's scroll box (the
+    time and the dice were cut off, a row to scroll sideways), and the numbers whose column
+    header is hidden say what they are."""
+    campaign, characters = cofd_table(accounts, manual_dice=True)
+    request = {
+        "character": characters["alice"].id,
+        "traits": ["Wits", "Occult"],
+        "label": "Read the ancient inscription on the altar",
+        "faces": [10, 10, 10, 8, 9, 10, 10, 7, 3, 4],  # explosions: long chains of dice
+    }
+    roll_services.check_roll(campaign=campaign, actor=accounts["alice"], request=request)
+    page = open_page("alice", f"/campaigns/{campaign.pk}/audit/", "ru")
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(300)
+    box = page.locator(".table-scroll")
+    assert box.evaluate("(el) => el.scrollWidth <= el.clientWidth"), "a row runs past the box"
+    labels = page.locator(".audit-table tbody tr").first.locator("td[data-label]")
+    said = labels.evaluate_all(
+        "(cells) => cells.map((cell) => getComputedStyle(cell, '::before').content)"
+    )
+    assert said[:2] == ['"Сессия "', '"Глава "'], said
+
+
 def feed_items(page: Page) -> list[str]:
     """What the feed shows, newest first: each card's or marker's seq and text."""
     return page.evaluate(
