@@ -377,6 +377,35 @@ def test_no_page_is_wider_than_a_phone(accounts, open_page):
         assert width <= 390, f"{path} is {width}px wide on a 390px phone"
 
 
+def test_the_roll_forms_labels_fit_their_fields_and_a_box_stays_by_its_words(
+    accounts, open_page
+):
+    """The CofD roll form in Russian, on a desktop and a phone: no field's label runs past its
+    field into the next one («Сопротивление» did), and a Willpower box sits on the first line
+    of its words (they wrapped to a line of their own below it)."""
+    campaign, _ = cofd_table(accounts, manual_dice=True)
+    page = open_page("alice", f"/campaigns/{campaign.pk}/play/", "ru")
+    live(page)
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(200)
+        spilled = page.locator("#composer .field > label").evaluate_all(
+            "(labels) => labels.filter((l) => l.offsetParent && l.scrollWidth > l.clientWidth)"
+            ".map((l) => l.textContent)"
+        )
+        assert spilled == [], f"{width}px: {spilled}"
+        apart = page.locator("#composer .check.willpower").evaluate_all(
+            """(checks) => checks.map((check) => {
+              const box = check.querySelector('input').getBoundingClientRect();
+              const words = check.querySelector('span');  // a block: its first line's middle
+              const line = parseFloat(getComputedStyle(words).lineHeight);
+              const top = words.getBoundingClientRect().top;
+              return Math.abs(box.top + box.height / 2 - (top + line / 2));
+            })"""
+        )
+        assert apart and max(apart) < 8, f"{width}px: {apart}"
+
+
 def test_the_audit_history_reads_on_a_phone(accounts, open_page):
     """On a phone a history row is a card: nothing in it runs past the table's scroll box (the
     time and the dice were cut off, a row to scroll sideways), and the numbers whose column
