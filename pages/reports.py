@@ -9,6 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.formats import number_format
 from django.utils.translation import gettext as _
 
 from campaign.models import Campaign, Role, Session
@@ -32,9 +33,12 @@ def _session(campaign: Campaign, number: int) -> Session:
 
 
 def _p_text(p: float | None) -> str:
+    """The p-value with its relation, in the reader's numbers («= 0,547», «< 0,001»)."""
     if p is None:
         return "—"
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+    if p < 0.001:
+        return f"< {number_format(0.001, 3)}"
+    return f"= {number_format(p, 3)}"
 
 
 def _verdict(summary: dict[str, Any]) -> str:

@@ -377,9 +377,7 @@ def test_no_page_is_wider_than_a_phone(accounts, open_page):
         assert width <= 390, f"{path} is {width}px wide on a 390px phone"
 
 
-def test_the_roll_forms_labels_fit_their_fields_and_a_box_stays_by_its_words(
-    accounts, open_page
-):
+def test_the_roll_forms_labels_fit_their_fields_and_a_box_stays_by_its_words(accounts, open_page):
     """The CofD roll form in Russian, on a desktop and a phone: no field's label runs past its
     field into the next one («Сопротивление» did), and a Willpower box sits on the first line
     of its words (they wrapped to a line of their own below it)."""

@@ -194,6 +194,7 @@ def test_the_chronicle_reads_in_the_readers_language_and_draws_dice_as_the_feed(
     assert "(2 successes)" in markdown["en"] and "(2 успеха)" in markdown["ru"]
     assert "Beats +1" in markdown["en"] and "Биты +1" in markdown["ru"], markdown["ru"]
     assert "beats +1" not in markdown["ru"]
+    assert "драматический провал (Бит)" in markdown["ru"] and "(Beat)" not in markdown["ru"]
     # Traits in the reader's language: a listed one is kept under its key, its English name.
     assert "Wits 3 + Occult 2" in markdown["en"], markdown["en"]
     assert "Сообразительность 3 + Оккультизм 2" in markdown["ru"] and "Wits" not in markdown["ru"]
@@ -243,3 +244,20 @@ def test_the_chronicle_names_a_resistance_and_the_servers_own_lines_in_the_reade
     assert "Strength" not in markdown["ru"] and "resistance_willpower" not in markdown["ru"]
     assert "Strength (Boris's hero) -2" in markdown["en"], markdown["en"]
     assert "Willpower to resist -2" in markdown["en"]
+
+
+def test_the_luck_reports_p_values_read_in_the_readers_numbers(played, users):
+    """A review found «p = < 0.001» and decimal points among the Russian page's commas: a
+    p-value is written once with its relation, in the reader's numbers."""
+    import re
+
+    t, _ = played
+    client = Client()
+    client.force_login(users["gm"])
+    url = f"/campaigns/{t.campaign.pk}/sessions/1/report/"
+    for language, number in (("ru", r"\d,\d{3}"), ("en", r"\d\.\d{3}")):
+        page = client.get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        said = re.findall(r"p ([=<]) ([\d.,]+\d)", page)
+        assert said, page
+        assert all(re.fullmatch(number, value) for _, value in said), said
+        assert "= &lt;" not in page and "= <" not in page
