@@ -161,9 +161,10 @@ export function renderGmCalls(table) {
   }
 }
 
-// A player's open calls: a card each at the top of the page, a notice that stays in view until
-// it is answered or dismissed (on a phone the cards are a long way up), a line for screen
-// readers when a call arrives, and the result of an answer where its card was.
+// A player's open calls: a card each at the top of the page, a notice that stays in view while
+// the card is out of it, until it is answered or dismissed (on a phone the cards are a long way
+// up), a line for screen readers when a call arrives, and the result of an answer where its card
+// was.
 export function renderPlayerCalls(table) {
   const box = $("#calls");
   if (!box) return;
@@ -182,7 +183,7 @@ export function renderPlayerCalls(table) {
     here.seen.add(card.key);
     table.say(callLine(table, card));
   }
-  renderCallNotice(table, cards.filter((card) => !here.dismissed.has(card.key)));
+  renderCallNotice(table, cards.filter((card) => !here.dismissed.has(card.key) && !cardsInView.has(card.key)));
   // A result follows its roll as the feed's card does (a follow-up taken on it, a reveal).
   const shown = here.results.map((result) => table.checks.get(result.check.seq) || result.check);
   const key = [...cards.map((card) => card.key), "|", ...shown.map((check) => `${check.seq}@${check.receivedAt}`)].join(",");
@@ -191,6 +192,30 @@ export function renderPlayerCalls(table) {
   clear(box);
   for (const result of here.results) box.append(callResult(table, result));
   for (const card of cards) box.append(callCard(table, card.call, card.id));
+  watchCards(table, box);
+}
+
+// The calls whose card is in view: their notice would only repeat them (and cover the page's
+// header on a phone). It shows again once the card is scrolled out of view.
+const cardsInView = new Set();
+let cardWatcher = null;
+
+function watchCards(table, box) {
+  if (!("IntersectionObserver" in window)) return;
+  cardWatcher ||= new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries) {
+        const key = `${entry.target.dataset.call}:${entry.target.dataset.character}`;
+        if (entry.intersectionRatio >= 0.5) cardsInView.add(key);
+        else cardsInView.delete(key);
+      }
+      renderPlayerCalls(table);
+    },
+    { threshold: [0, 0.5, 1] },
+  );
+  cardWatcher.disconnect();
+  cardsInView.clear();
+  for (const card of box.querySelectorAll("form.call-mine")) cardWatcher.observe(card);
 }
 
 // "Сообразительность + Оккультизм": a call's traits, as the page's language names them.

@@ -1,6 +1,7 @@
 """A GM's call for a check reaches a player wherever their page is scrolled: a notice stays in
-view until it is answered or dismissed (Roll it answers from it, Show me goes to the call), the
-screen-reader live region says it, and an answer's result shows where its call was."""
+view while the call's card is out of it, until it is answered or dismissed (Roll it answers from
+it, Show me goes to the call), the screen-reader live region says it, and an answer's result
+shows where its call was."""
 
 from __future__ import annotations
 
@@ -61,8 +62,17 @@ def test_a_call_reaches_a_player_scrolled_away_and_its_answer_shows_in_place(
     card = boris.locator("#calls form.call-mine", has_text="Smell the smoke")
     expect(card.get_by_role("button", name="Roll it")).to_be_focused()
     expect(card).to_be_in_viewport()
+    # The card in view, the notice would repeat it over the page's header: it goes, and comes
+    # back once the card is scrolled away.
+    expect(notice).to_be_hidden()
+    boris.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    expect(notice).to_contain_text("Smell the smoke", timeout=LIVE)
     notice.get_by_role("button", name="Dismiss").click()
     expect(notice).to_be_hidden()
-    expect(card).to_be_visible()
+    boris.evaluate("window.scrollTo(0, 0)")
+    boris.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    boris.wait_for_timeout(300)
+    expect(notice).to_be_hidden()  # dismissed stays dismissed
+    expect(card).to_be_attached()
     result.get_by_role("button", name="Dismiss").click()
     expect(result).to_have_count(0)
