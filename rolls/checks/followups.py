@@ -132,7 +132,15 @@ def take_extra_nice(*, campaign: Campaign, actor: AbstractBaseUser, seq: int, co
     require_may_see(check, membership)  # before the count: nothing about a hidden roll differs
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 2:
         raise InvalidInput("count", gettext("take 1 or 2 extra Nice!"))
-    eligibility.require(eligibility.EXTRA_NICE, check, membership, now)
+    offer = eligibility.require(eligibility.EXTRA_NICE, check, membership, now)
+    allowed = max(choice["body"]["count"] for choice in offer.choices)
+    if count > allowed:  # the engine would take fewer than asked, and say so only after
+        raise Conflict(
+            "count",
+            gettext("at most {n} extra Nice! on this roll (its band and the caps of 9)").format(
+                n=allowed
+            ),
+        )
     roll = check.data["rolls"][0]
     new_check = {**roll["check"], "extra_nice": count}
     result = call_rules(systems.resolve, "nice_damnit", new_check, roll["faces"])

@@ -65,9 +65,7 @@ def test_a_russian_table_names_its_traits_in_russian(accounts, open_page, server
     call = {"characters": [str(hero.pk)], "request": request}
     through_the_server(server, accounts["gm"], campaign, "calls/", call)
     # Its line (the notice's, while its card is out of view; the screen reader's, always).
-    expect(ru.locator("#announcer")).to_contain_text(
-        "Сообразительность + Оккультизм", timeout=LIVE
-    )
+    expect(ru.locator("#announcer")).to_contain_text("Сообразительность + Оккультизм", timeout=LIVE)
 
 
 def test_a_russian_expanse_table_names_abilities_and_focuses_in_russian(accounts, open_page):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from campaign import services
+from rolls.systems import nice_damnit
 from tests.rolls.checks.conftest import first_roll
 from tests.rolls.checks.rulebook import refused, set_options
 
@@ -313,6 +314,24 @@ def test_extra_nice_chips_after_the_roll(table):
     t.post("alice", f"checks/{bad['seq']}/extra-nice/", {"count": 3}, expect=400)
     perk = t.roll("boris", traits=["Riding", "Horseback"], faces=[9, 9])
     assert first_roll(perk)["result"]["total"] == 19, "perk skills add nothing"
+
+
+def test_more_extra_nice_than_the_roll_allows_is_refused_not_cut(table):
+    """RULES 5.3 clamps the extra Nice! to what the band and the caps of 9 allow: asked for more,
+    the player is told so (409 naming count) and nothing is taken, where the roll quietly took
+    fewer than asked."""
+    t = table("nice_damnit")
+    check = t.roll("alice", traits=["Firearms", "Quick draw"], faces=[9, 8])  # 17 + 5 = 22
+    total = first_roll(check)["result"]["total"]
+    assert nice_damnit.extra_nice_allowed(total) == 1, total  # 8 Nice!: one more to the cap
+    events = t.events()
+    refused = t.post("alice", f"checks/{check['seq']}/extra-nice/", {"count": 2}, expect=409)
+    assert "at most 1 extra Nice!" in refused["count"][0]
+    assert t.events() == events
+    offers = t.get("alice", f"checks/{check['seq']}/")["follow_ups"]
+    assert [choice["body"] for choice in offers[0]["choices"]] == [{"count": 1}]
+    taken = t.post("alice", f"checks/{check['seq']}/extra-nice/", {"count": 1}, expect=200)
+    assert first_roll(taken)["result"]["extra_nice"] == 1
 
 
 # --- d6 pool ----------------------------------------------------------------------------------
