@@ -418,6 +418,16 @@ def with_sidekick(w):
     return w
 
 
+def _helper_roll(w, who: str, visibility: str, character: str) -> int:
+    """``who`` rolls 3 successes for ``character``, seen as ``visibility`` says."""
+    return w.roll(
+        who,
+        faces=[8, 9, 8, 2, 1],
+        visibility=visibility,
+        character=str(w.characters[character].pk),
+    )
+
+
 def _teamwork(w, who: str, helper: int, visibility: str, character: str = "alice"):
     """``who`` rolls for ``character``'s Wits + Occult (5 physical dice), helped by ``helper``
     (3 successes)."""
@@ -451,12 +461,7 @@ def test_a_hidden_helper_does_not_show_its_result_in_a_more_visible_primary(
     Naming, as the primary's helper, a roll hidden from anyone who would see the primary is a
     409 naming `helpers`, whoever names it (the GM sees every roll): nothing is rolled."""
     w = with_sidekick(build_world("cofd", options={"manual_dice": True}, rolls=False))
-    helper = w.roll(
-        helper_by,
-        faces=[8, 9, 8, 2, 1],
-        visibility=helper_visibility,
-        character=str(w.characters[helper_for].pk),
-    )
+    helper = _helper_roll(w, helper_by, helper_visibility, helper_for)
     head = w.head()
     answer = _teamwork(w, primary_by, helper, primary_visibility)
     assert answer.status_code == 409, answer.content
@@ -478,12 +483,7 @@ def test_a_helper_as_hidden_as_its_primary_helps(
     build_world, helper_by, helper_visibility, helper_for, primary_by, primary_visibility, for_
 ) -> None:
     w = with_sidekick(build_world("cofd", options={"manual_dice": True}, rolls=False))
-    helper = w.roll(
-        helper_by,
-        faces=[8, 9, 8, 2, 1],
-        visibility=helper_visibility,
-        character=str(w.characters[helper_for].pk),
-    )
+    helper = _helper_roll(w, helper_by, helper_visibility, helper_for)
     answer = _teamwork(w, primary_by, helper, primary_visibility, character=for_)
     assert answer.status_code == 201, answer.content
 
@@ -492,9 +492,7 @@ def test_revealing_a_primary_reveals_its_hidden_helpers(build_world) -> None:
     """Shown to everyone, the primary shows its helpers' successes: they are revealed with it
     (each its own `check.revealed`, in the feed as any reveal is)."""
     w = build_world("cofd", options={"manual_dice": True}, rolls=False)
-    helper = w.roll(
-        "gm", faces=[8, 9, 8, 2, 1], visibility="blind", character=str(w.characters["boris"].pk)
-    )
+    helper = _helper_roll(w, "gm", "blind", "boris")
     answer = _teamwork(w, "gm", helper, "blind")
     assert answer.status_code == 201, answer.content
     primary = answer.json()["seq"]

@@ -5,6 +5,7 @@ result area's messages (a lost connection, a blind roll)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import httpx
 import pytest
@@ -210,6 +211,22 @@ def made_then_bad_gateway(route) -> None:
     route.fulfill(status=502, content_type="text/html", body="<html>502 Bad Gateway</html>")
 
 
+def roll_and_lose_the_answers(page, campaign, lose) -> tuple[Any, str, int]:
+    """Roll Wits from the form while ``lose`` takes every answer: the page says the roll may not
+    have been made (it was). The form, the checks' path and the roll's seq; answers flow again."""
+    form = page.locator("#composer")
+    page.locator("#sheets button.trait", has_text="Wits").click()
+    expect(page.locator("#composer-odds .odds")).to_be_visible()
+    checks = f"/api/campaigns/{campaign.pk}/checks/"
+    page.route(f"**{checks}", lose)
+    form.locator("button#composer-roll").click()
+    expect(form.locator("#composer-error")).to_contain_text(
+        "may not have been made", timeout=20_000
+    )
+    page.unroute(f"**{checks}")
+    return form, checks, Check.objects.get(campaign=campaign).seq
+
+
 @pytest.mark.parametrize("lose", [made_then_lost, made_then_bad_gateway])
 def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(
     accounts, open_page, lose
@@ -220,17 +237,8 @@ def test_a_roll_whose_answers_were_lost_is_not_rolled_twice_when_asked_again(
     campaign, _ = cofd_table(accounts)
     alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
     live(alice)
-    form = alice.locator("#composer")
-    alice.locator("#sheets button.trait", has_text="Wits").click()
-    expect(alice.locator("#composer-odds .odds")).to_be_visible()
-
-    checks = f"/api/campaigns/{campaign.pk}/checks/"
-    alice.route(f"**{checks}", lose)
-    form.locator("button#composer-roll").click()
+    form, checks, made = roll_and_lose_the_answers(alice, campaign, lose)
     error = form.locator("#composer-error")
-    expect(error).to_contain_text("may not have been made", timeout=20_000)
-    made = Check.objects.get(campaign=campaign).seq
-    alice.unroute(f"**{checks}")
     with alice.expect_response(lambda r: r.url.endswith(checks) and r.status < 500) as answer:
         form.locator("button#composer-roll").click()
     assert answer.value.status == 201 and answer.value.json()["seq"] == made, "rolled twice"
@@ -250,18 +258,7 @@ def test_the_same_roll_asked_long_after_its_answers_were_lost_is_a_roll_of_its_o
     alice.clock.install()
     alice.reload()
     live(alice)
-    form = alice.locator("#composer")
-    alice.locator("#sheets button.trait", has_text="Wits").click()
-    expect(alice.locator("#composer-odds .odds")).to_be_visible()
-
-    checks = f"/api/campaigns/{campaign.pk}/checks/"
-    alice.route(f"**{checks}", made_then_lost)
-    form.locator("button#composer-roll").click()
-    expect(form.locator("#composer-error")).to_contain_text(
-        "may not have been made", timeout=20_000
-    )
-    made = Check.objects.get(campaign=campaign).seq
-    alice.unroute(f"**{checks}")
+    form, checks, made = roll_and_lose_the_answers(alice, campaign, made_then_lost)
     alice.clock.fast_forward("10:01")
     live(alice)
     with alice.expect_response(lambda r: r.url.endswith(checks) and r.status < 500) as answer:
