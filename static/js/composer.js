@@ -1,6 +1,6 @@
 // The roll form (players) and the call for a check (GM): traits from the sheet, the system's own
 // fields, the odds before anything is rolled, then roll (or call).
-import { errorFields, errorText, isNetworkError } from "./api.js";
+import { answerLost, errorFields, errorText, isNetworkError } from "./api.js";
 import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t, traitLabel } from "./i18n.js";
@@ -477,6 +477,12 @@ export class Composer {
     this.showError("");
     try {
       const request = await this.checkRequest();
+      const unread = this.rollbox?.failure;
+      if (!request && answerLost(unread)) {
+        // The line could not be read for want of a connection: nothing was sent.
+        this.showError(errorText(unread, "no_connection"), unread);
+        return;
+      }
       if (!request) throw new Error(t("rollbox_refused"));
       if (action === "call") {
         if (!chosen.length) throw new Error(t("select_character"));

@@ -2,7 +2,7 @@
 // (POST …/checks/parse/, docs/rollbox.md): this shows the check it understood with its exact
 // odds, or the word it did not, with suggestions; Enter rolls what the preview showed. Trait
 // names from the sheet complete as one types (↓/↑ to choose, Tab or Enter to take).
-import { errorText } from "./api.js";
+import { answerLost, errorText } from "./api.js";
 import { $, clear, debounce, h } from "./dom.js";
 import { t, traitLabel } from "./i18n.js";
 import { oddsChart } from "./odds.js";
@@ -120,10 +120,12 @@ export class RollBox {
       const answer = await this.table.api.post("checks/parse/", body);
       if (token !== this.token) return;
       this.parsed = answer.request;
+      this.failure = null;
       this.show(answer, null);
     } catch (error) {
       if (token !== this.token) return;
       this.parsed = null;
+      this.failure = error; // a refused line, or no answer at all (the form says which)
       this.show(null, error);
     }
   }
@@ -146,7 +148,8 @@ export class RollBox {
     }
     clear(this.error);
     this.error.hidden = !error;
-    this.input.setAttribute("aria-invalid", error ? "true" : "false");
+    // Only the server's refusal marks the line wrong: without an answer it may be right.
+    this.input.setAttribute("aria-invalid", error && !answerLost(error) ? "true" : "false");
     if (!error) return;
     const body = error.body || {};
     const at = body.at;

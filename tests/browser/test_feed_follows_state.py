@@ -130,6 +130,41 @@ def test_the_page_says_at_once_when_its_network_went_and_catches_up_when_it_is_b
     expect(item(alice, "Meanwhile")).to_be_visible(timeout=LIVE)
 
 
+def test_a_typed_line_read_without_a_connection_is_not_called_wrong(accounts, open_page):
+    """Offline, the roll box cannot have its line read: it says there is no connection without
+    marking the line invalid, and Roll says nothing was done (it said to fix the line); back
+    online, the same line rolls."""
+    campaign, _ = cofd_table(accounts)
+    alice = open_page("alice", f"/campaigns/{campaign.pk}/play/")
+    alice.clock.install()
+    alice.reload()
+    live(alice)
+    box = alice.locator("#rollbox")
+    box.fill("Wits + Occult")
+    expect(alice.locator("#rollbox-preview figure.odds")).to_be_visible()
+
+    def skip_the_retries() -> None:  # the page's retries wait on its clock
+        for _ in range(8):
+            alice.clock.fast_forward(5_000)
+            alice.wait_for_timeout(50)
+
+    alice.context.set_offline(True)
+    box.fill("Wits + Occult + 1")
+    skip_the_retries()
+    expect(alice.locator("#rollbox-error")).to_contain_text("No connection")
+    expect(box).to_have_attribute("aria-invalid", "false")
+    error = alice.locator("#composer-error")
+    alice.locator("#composer-roll").click()
+    skip_the_retries()
+    expect(error).to_have_text("No connection: nothing was done. Try again.")
+    assert not Check.objects.filter(campaign=campaign).exists()
+
+    alice.context.set_offline(False)
+    alice.locator("#composer-roll").click()
+    expect(alice.locator("#feed article.roll")).to_have_count(1, timeout=LIVE)
+    expect(error).to_be_hidden()
+
+
 def test_a_lost_connection_is_said_in_the_pages_words_and_cleared_when_it_is_back(
     accounts, open_page, server
 ):
