@@ -29,7 +29,7 @@ from rolls.checks.assembly import (
     assemble,
 )
 from rolls.models import Check, CheckCall, RuleUse
-from rolls.reads.visibility import Facts, require_may_see, shown_wherever
+from rolls.reads.visibility import Facts, may_see, outsider, require_may_see
 from rolls.systems import MAX_FACES
 from rolls.systems.errors import RuleError
 from rolls.systems.traits import sheet_for_roll
@@ -366,20 +366,17 @@ def require_helpers_shown(
     campaign: Campaign, helpers: list[Check], visibility: str, audience: list[int]
 ) -> None:
     """RULES 3.7: a helper's successes (or its dramatic failure's -4) show in the primary's pool,
-    so a helper hidden from anyone who will see the primary is refused (the GM reveals it first,
-    or the primary is rolled as hidden as it): naming it would tell its result, unrevealed."""
+    so a helper hidden from anyone who may see the primary is refused (the GM reveals it first,
+    or the primary is rolled as hidden as it): naming it would tell its result, unrevealed. Who
+    may see either is `may_see`'s to say, for every member and for whoever joins later."""
+    table = outsider(campaign.pk)
+    hidden = [helper for helper in helpers if not may_see(helper, table)]
+    if not hidden:
+        return
     primary = Facts(visibility, audience=audience)
-    hidden = [helper for helper in helpers if not shown_wherever(helper, primary)]
-    if not hidden or visibility != Visibility.PRIVATE:
-        gms: list[int] = []
-    else:
-        gms = list(
-            Membership.objects.filter(campaign=campaign, role=Role.GM).values_list(
-                "user_id", flat=True
-            )
-        )
+    viewers = [table, *Membership.objects.filter(campaign=campaign)]
     for helper in hidden:
-        if not shown_wherever(helper, primary, gms):
+        if any(may_see(primary, viewer) and not may_see(helper, viewer) for viewer in viewers):
             raise Conflict(
                 "helpers",
                 _(

@@ -69,7 +69,7 @@ from rolls.checks.rolling import (
 )
 from rolls.models import Check, CheckCall, TaskAttempts
 from rolls.reads.known import failed_attempts, last_counted_failure
-from rolls.reads.visibility import outsider
+from rolls.reads.visibility import may_see, outsider
 from rolls.rules import failed_attempt, option, task_key
 from rolls.systems import cofd
 from rolls.systems.marks import roll_terms
@@ -284,10 +284,10 @@ def reveal_check(*, campaign: Campaign, actor: AbstractBaseUser, seq: int) -> Ch
     membership = require_gm(campaign, actor)
     campaign, check, now = locked_check(campaign, seq)
     eligibility.require(eligibility.REVEAL, check, membership, now)
-    helpers = Check.objects.filter(
-        campaign=campaign, seq__in=check.event.payload.get("helpers") or [], revealed=False
-    ).exclude(visibility=Visibility.PUBLIC)
-    for shown in (check, *helpers.order_by("seq")):
+    named = Check.objects.filter(campaign=campaign, seq__in=check.data.get("helpers") or [])
+    table = outsider(campaign.pk)
+    hidden = [helper for helper in named.order_by("seq") if not may_see(helper, table)]
+    for shown in (check, *hidden):
         append_event(
             campaign=campaign,
             type=CHECK_REVEALED,

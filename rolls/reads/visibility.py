@@ -53,22 +53,6 @@ def may_see(item: Shown, viewer: Membership) -> bool:
     )
 
 
-def shown_wherever(part: Shown, whole: Shown, gms: Iterable[int] = ()) -> bool:
-    """Whether everyone who may see ``whole`` may see ``part`` too (``gms``: the user ids of the
-    campaign's GMs, who see all; needed when ``whole`` is private): a roll that shows another
-    roll's result (a teamwork primary, its helpers' successes in its pool) must not show it to
-    anyone that roll is hidden from."""
-    if part.visibility == Visibility.PUBLIC or part.revealed:
-        return True
-    if whole.visibility == Visibility.BLIND and not whole.revealed:
-        return True  # the GMs' only
-    if whole.visibility == Visibility.PUBLIC or whole.revealed:
-        return False
-    return part.visibility == Visibility.PRIVATE and set(whole.audience) - set(gms) <= set(
-        part.audience
-    )
-
-
 def outsider(campaign_id: int) -> Membership:
     """Whoever is not at the table but is shown its log (a webhook's receiver, a staff member in
     the admin who is not a member): they see what an observer sees, public and revealed rolls."""
