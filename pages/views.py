@@ -195,8 +195,9 @@ def _table(request: HttpRequest, campaign: Campaign, membership: Membership) -> 
     head = data["head_seq"]
     # The markers since the open session began, or the last one (a page that stayed open
     # through its end shows them; rolls before the window hold theirs back to "Show older").
-    session = Session.open_in(campaign) or Session.objects.filter(campaign=campaign).last()
-    recent, more_checks = feed_window(campaign, head)
+    open_session = Session.open_in(campaign)
+    session = open_session or Session.objects.filter(campaign=campaign).last()
+    recent, more_checks = feed_window(campaign, head, open_session)
     since = session.started_seq - 1 if session else (recent[0].seq - 1 if recent else head)
     members = Membership.objects.filter(campaign=campaign).select_related("user")
     return {

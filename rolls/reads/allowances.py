@@ -102,7 +102,7 @@ def allowances_for(
                 ],
             }
         )
-    offered, first_seq = follow_ups_by_seq(campaign, membership, head)
+    offered, first_seq = follow_ups_by_seq(campaign, membership, head, open_periods)
     # Any free botch consumed this session spends the table's (README: scoping rule).
     table_used = any(u.rule == "free_botch" and u.period_id == session_pk for u in uses)
     return {

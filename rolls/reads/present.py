@@ -564,10 +564,10 @@ def _payload_json(event: Event) -> str:
 # --- the feed window -------------------------------------------------------------------------
 
 
-def feed_window(campaign: Campaign, head: int) -> tuple[list[Check], bool]:
-    """The checks a table page starts with: the last FEED_LIMIT of the open session's (of all,
-    when no session is open), and whether there are older ones."""
-    session = Session.open_in(campaign)
+def feed_window(campaign: Campaign, head: int, session: Session | None) -> tuple[list[Check], bool]:
+    """The checks a table page starts with: the last FEED_LIMIT of the open session's
+    (``session``, as the caller read it; of all, when none is open), and whether there are older
+    ones."""
     checks = Check.objects.filter(campaign=campaign, seq__lte=head)
     if session is not None:
         checks = checks.filter(seq__gt=session.started_seq)
@@ -576,12 +576,14 @@ def feed_window(campaign: Campaign, head: int) -> tuple[list[Check], bool]:
 
 
 def follow_ups_by_seq(
-    campaign: Campaign, viewer: Membership, head: int
+    campaign: Campaign, viewer: Membership, head: int, periods: dict[str, Any]
 ) -> tuple[dict[str, list], int]:
     """The follow-ups ``viewer`` may apply now to the checks of the feed window, by seq, and the
-    first seq the window covers (older checks carry their own `follow_ups`)."""
-    now = eligibility.Now(campaign, knower=viewer)
-    window, _ = feed_window(campaign, head)
+    first seq the window covers (older checks carry their own `follow_ups`). ``periods``: the
+    open session, chapter and scene by name, as the caller read them (the rules read them too)."""
+    opened = {name: None if period is None else period.pk for name, period in periods.items()}
+    now = eligibility.Now(campaign, knower=viewer, _periods=opened)
+    window, _ = feed_window(campaign, head, periods["session"])
     offered = {}
     for check in window:
         if may_see(check, viewer):
