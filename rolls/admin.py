@@ -209,13 +209,31 @@ class CheckCallAdmin(SeenByAdmin):
     fields = ["campaign", "seq", "character_ids", "request", "answers", "closed_shown"]
     readonly_fields = ["answers", "closed_shown"]
 
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        # Each campaign's rows' answers in one read, not one per row.
+        by_campaign: dict[int, list[CheckCall]] = {}
+        for call in changelist.result_list:
+            by_campaign.setdefault(call.campaign_id, []).append(call)
+        for calls in by_campaign.values():
+            for call, seen in zip(calls, answers_seen(calls, calls[0].viewer), strict=True):
+                call.seen_answers = seen
+        return changelist
+
     @admin.display(description=_("answered"))
     def answers(self, call: CheckCall) -> str:
-        return _json(answers_seen([call], call.viewer)[0])
+        return _json(_seen_answers(call))
 
     @admin.display(description=_("closed"), boolean=True)
     def closed_shown(self, call: CheckCall) -> bool:
-        return closed_seen(call, call.viewer, answers_seen([call], call.viewer)[0])
+        return closed_seen(call, call.viewer, _seen_answers(call))
+
+
+def _seen_answers(call: CheckCall) -> dict[str, int | None]:
+    """The call's answers as its viewer may see them, read once per call."""
+    if not hasattr(call, "seen_answers"):
+        call.seen_answers = answers_seen([call], call.viewer)[0]
+    return call.seen_answers
 
 
 @admin.register(VerificationCheckpoint)
