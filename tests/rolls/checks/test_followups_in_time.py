@@ -32,7 +32,14 @@ FOLLOW_UPS = [
         {"die": 0, "value": 6},
         "fortune",
     ),
-    ("nice_damnit", {}, {"traits": ["Firearms"], "faces": [6, 7]}, "extra-nice", {}, None),
+    (
+        "nice_damnit",
+        {},
+        {"traits": ["Firearms"], "faces": [6, 7]},
+        "extra-nice",
+        {"count": 1},
+        None,
+    ),
 ]
 
 
@@ -45,8 +52,6 @@ def test_a_follow_up_is_refused_once_its_rolls_session_is_over(
     table, users, system, options, roll, action, body, resource
 ):
     t = table(system, **options)
-    if action == "extra-nice":
-        body = {"count": 1}
     seq = t.roll("alice", **roll)["seq"]
     assert _offered(t, seq), "offered while the session is open"
     before = (t.character("alice").resources, t.events())
