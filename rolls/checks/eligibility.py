@@ -202,7 +202,7 @@ def _for_roll(check: Check, viewer: Membership, now: Now, system: str) -> Charac
         # The request is well formed; this roll (its system, its kind) refuses it: a conflict.
         raise Conflict("check", gettext_lazy("this follow-up does not apply to this roll"))
     character = _character_of(check, viewer, now)
-    if check.session_id is None or now.open_period("session") != check.session_id:
+    if not _in_open_session(check, now):
         # RULES 3.5, 4.2 (2), 5.3: the roll's moment, before its outcome is narrated; a roll
         # of a session that is over is history (or a Beat per old failure, once unlimited).
         raise Conflict(
@@ -210,6 +210,10 @@ def _for_roll(check: Check, viewer: Membership, now: Now, system: str) -> Charac
             gettext_lazy("this roll's session is over: its follow-ups were for its moment"),
         )
     return character
+
+
+def _in_open_session(check: Check, now: Now) -> bool:
+    return check.session_id is not None and now.open_period("session") == check.session_id
 
 
 def _dramatic_failure(check: Check, viewer: Membership, now: Now) -> Offer:
@@ -421,8 +425,11 @@ def offers(check: Check, viewer: Membership, now: Now) -> list[dict[str, Any]]:
         character = _roll_character(check, now)
         if character is None or not controls_character(viewer, character):
             return []
+    kinds = BY_SYSTEM.get(now.campaign.system, ())
+    if kinds and not _in_open_session(check, now):
+        kinds = ()  # a roll's own follow-ups are for its session (`_for_roll`): a reveal is left
     shown = []
-    for kind in (*BY_SYSTEM.get(now.campaign.system, ()), REVEAL):
+    for kind in (*kinds, REVEAL):
         if _closed_by_roll(kind, check):
             continue
         try:

@@ -1,5 +1,6 @@
 """`offers` skips a follow-up the roll alone has closed (`eligibility.CLOSED_BY_ROLL`: its kind,
-its result, what was taken of it) without asking the rule (#17). It must decide exactly what
+its result, what was taken of it), and a roll's own follow-ups once its session is over, without
+asking the rule (#17). It must decide exactly what
 asking every rule decides: for every check of tables played through every follow-up, hidden
 rolls, reveals and a new chapter, and for every member, the offers and a catch-up's frames are
 the same with the shortcut and without it; and wherever the shortcut says closed, the rule
@@ -84,7 +85,8 @@ PLAYED = {
 
 
 def _offers(campaign: Campaign, viewers: list[Membership]) -> list[Any]:
-    """Every check's offers for every viewer, each viewer reading the table as offers do."""
+    """Every check's offers for every viewer, each viewer reading the table as offers do (the
+    module's `offers`, which a test may replace)."""
     checks = list(Check.objects.filter(campaign=campaign).order_by("seq"))
     found = []
     for viewer in viewers:
@@ -100,22 +102,47 @@ def _frames(campaign: Campaign, viewers: list[Membership]) -> list[list[tuple[st
     ]
 
 
-@pytest.mark.parametrize("system", sorted(PLAYED))
-def test_the_shortcut_offers_what_every_rule_offers(system, table, users, monkeypatch):
-    play, options = PLAYED[system]
-    t = table(system, **options)
-    play(t, users["gm"])
-    campaign = Campaign.objects.get(pk=t.campaign.pk)
+def _every_rule_asked(check: Check, viewer: Membership, now: eligibility.Now) -> list[Any]:
+    """`offers` the long way: every follow-up of the system asked of its rule, no shortcut."""
+    shown = []
+    for kind in (*eligibility.BY_SYSTEM.get(now.campaign.system, ()), eligibility.REVEAL):
+        try:
+            offer = eligibility.require(kind, check, viewer, now)
+        except DomainError:
+            continue
+        if offer.choices:
+            shown.append(offer.as_json())
+    return shown
+
+
+def _same_as_every_rule_asked(campaign: Campaign, monkeypatch) -> set[str]:
+    """The offers and a catch-up's frames for every member, with the shortcuts and without;
+    the kinds offered."""
+    campaign = Campaign.objects.get(pk=campaign.pk)
     viewers = list(Membership.objects.filter(campaign=campaign).order_by("user_id"))
     assert {v.role for v in viewers} == {"gm", "player", "observer"}
     shortcut, frames = _offers(campaign, viewers), _frames(campaign, viewers)
-    monkeypatch.setattr(eligibility, "CLOSED_BY_ROLL", {})  # the long way: every rule asked
-    assert _offers(campaign, viewers) == shortcut
-    assert _frames(campaign, viewers) == frames
-    offered = {offer["kind"] for _, _, offers in shortcut for offer in offers}
+    with monkeypatch.context() as patched:
+        patched.setattr(eligibility, "offers", _every_rule_asked)
+        assert _offers(campaign, viewers) == shortcut
+        assert _frames(campaign, viewers) == frames
+    return {offer["kind"] for _, _, offers in shortcut for offer in offers}
+
+
+@pytest.mark.parametrize("system", sorted(PLAYED))
+def test_the_shortcut_offers_what_every_rule_offers(system, table, users, monkeypatch):
+    """Also once the session is over: its rolls' own follow-ups are closed without asking
+    (`_in_open_session`), a reveal is not."""
+    play, options = PLAYED[system]
+    t = table(system, **options)
+    play(t, users["gm"])
+    offered = _same_as_every_rule_asked(t.campaign, monkeypatch)
     assert "reveal" in offered  # the tables leave offers open, not only closed ones
     if system != "d6pool" and system != "storyteller":
         assert len(offered) == 2, offered
+    services.end_session(campaign=t.campaign, actor=users["gm"])
+    services.start_session(campaign=t.campaign, actor=users["gm"], title="Saturday")
+    assert _same_as_every_rule_asked(t.campaign, monkeypatch) == {"reveal"}
 
 
 @pytest.mark.parametrize("system", sorted(PLAYED))
