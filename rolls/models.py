@@ -55,6 +55,10 @@ class Check(models.Model):
     # is the last one's plus one, found at the end of the (campaign, seq) index in one step
     # instead of counting the session's checks under the stream lock.
     key_index = models.PositiveIntegerField(null=True)
+    # The roll's dice marks and terms as rolled (its event's), as the JSON text a catch-up splices
+    # in (`rolls.systems.marks_text.rolls_json`): presenting a roll then decodes no payload (#17).
+    # Derived from the payload alone (migration 0009 wrote the rows before it).
+    marks_json = models.TextField(blank=True, default="")
 
     objects = CheckManager()
 

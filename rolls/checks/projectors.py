@@ -35,6 +35,7 @@ from eventlog.projections import (
 )
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.rules import recorded_failed_attempt, task_key
+from rolls.systems.marks_text import rolls_json
 
 register_read_models(Check, RuleUse, TaskAttempts, CheckCall)
 
@@ -144,6 +145,7 @@ def _check_rolled(event: Event) -> None:
             "resource_changes": changes,
             "created_at": event.created_at,
             "key_index": key_index(data.get("dice_key")),
+            "marks_json": rolls_json(data["system"], rolls),
         },
     )
     for roll in rolls:

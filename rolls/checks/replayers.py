@@ -29,6 +29,7 @@ from eventlog.replay import Buffer, Replay, Replayed, copy, replays
 from rolls.checks.projectors import key_index
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.rules import recorded_failed_attempt, task_key
+from rolls.systems.marks_text import rolls_json
 
 # A check row's values in `written_fields(Check)` order (checked when a replay starts).
 COLUMNS = (
@@ -53,6 +54,7 @@ COLUMNS = (
     "resource_changes",
     "created_at",
     "key_index",
+    "marks_json",
 )
 SEQ, REVEALED, CHARACTER = (COLUMNS.index(name) for name in ("seq", "revealed", "character_id"))
 OUTCOME, AMENDMENTS, CHANGES = (
@@ -199,6 +201,7 @@ def _check_rolled(replay: Replay, event: Replayed) -> None:
         {},
         event.created_at,
         key_index(data.get("dice_key")),
+        rolls_json(data["system"], rolls),
     ]
     (replay.buffers.get(Check) or checks(replay)).add(row)
     for roll in rolls:

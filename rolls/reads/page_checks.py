@@ -32,6 +32,7 @@ COLUMNS = (
     "chapter_id",
     "scene_id",
     "amendments",
+    "marks_json",
 )
 _UUIDS = frozenset({"character_id", "session_id", "chapter_id", "scene_id"})
 _JSON = frozenset({"audience", "amendments"})
@@ -157,6 +158,7 @@ def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow
             row.chapter_id,
             row.scene_id,
             amendments,
+            row.marks_json,
             helped,
             payload,
         ) = values

@@ -10,7 +10,6 @@ feeds stay gapless) and says only that something happened, and by whom.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Hashable, Iterable
 from functools import cached_property
 from json.encoder import encode_basestring_ascii
@@ -26,7 +25,9 @@ from rolls.checks import eligibility
 from rolls.models import Check
 from rolls.reads.page_checks import CheckRow, checks_of, target_seq
 from rolls.reads.visibility import Facts, may_see
-from rolls.systems.marks import Key, chain_keys, chain_of, dice_marks, roll_terms
+from rolls.systems.marks import dice_marks, roll_terms
+from rolls.systems.marks_text import dumps as _dumps
+from rolls.systems.marks_text import rolls_json
 
 FEED_LIMIT = 50  # the first paint; older rolls load on demand (GET …/checks/?before=)
 # Follow-ups point at the check they belong to; its visibility governs them.
@@ -324,14 +325,9 @@ class _EventPresenter:
             )
         parts = [head, context, _payload_json(event)]
         if event.type in CHECK_EVENT_TYPES:
-            found = self._rolls(event)
-            if found is not None:
-                system, rolls = found
-                marks = ",".join(
-                    _marks_json(system, roll["check"], roll["result"]) for roll in rolls
-                )
-                terms = ",".join(_terms_json(system, roll["check"]) for roll in rolls)
-                parts += (f',"dice_marks":[{marks}]', f',"roll_terms":[{terms}]')
+            marks = self._marks_text(event)
+            if marks is not None:  # its two keys, spliced in
+                parts += (",", marks[1:-1])
             follow_ups = self._follow_ups(event, viewer)
             parts += (',"follow_ups":', _dumps(follow_ups) if follow_ups else "[]")
         parts.append("}")
@@ -350,6 +346,18 @@ class _EventPresenter:
             return None
         system, rolls = found
         return marks_of(system, {"rolls": rolls}), terms_of(system, {"rolls": rolls})
+
+    def _marks_text(self, event: Event) -> str | None:
+        """A check event's dice marks and roll terms as `rolls_json` writes them: a roll's as
+        its check row keeps them (its payload is not decoded), else made from `_rolls` (a
+        follow-up's). None: a follow-up of a check not
+        found."""
+        if event.type == CHECK_ROLLED:
+            kept = getattr(self.check_of(event), "marks_json", "")
+            if kept:
+                return kept
+        found = self._rolls(event)
+        return None if found is None else rolls_json(*found)
 
     def _rolls(self, event: Event) -> tuple[str, list[dict[str, Any]]] | None:
         """The system and the rolls a check event's dice marks and roll terms are of: a roll's
@@ -490,53 +498,11 @@ def _text(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode  # what a frame's json.dumps writes
 _string = encode_basestring_ascii
 
 
 def _nullable(value: object) -> str:
     return "null" if value is None else _string(str(value))
-
-
-_terms: dict[tuple, str] = {}
-TERMS_KEPT = 4096  # distinct checks' terms: a table rolls a few dozen kinds of check
-
-
-def _terms_json(system: str, check: Any) -> str:
-    """`roll_terms` of a roll's check as `_dumps` writes it, kept per distinct check (a pure
-    function of the system and the check, whose values are few: pool, again, rote…)."""
-    try:
-        values = tuple(check.values())  # with their types: 1, True and 1.0 are equal keys
-        key = (system, tuple(check), values, tuple(map(type, values)))
-        text = _terms.get(key)
-    except (AttributeError, TypeError):  # not a mapping, or a value that is not hashable
-        return _dumps(roll_terms(system, check))
-    if text is None:
-        if len(_terms) >= TERMS_KEPT:
-            _terms.clear()
-        text = _terms[key] = _dumps(roll_terms(system, check))
-    return text
-
-
-_chains: dict[tuple[str, Key], str] = {}
-CHAINS_KEPT = 4096  # distinct chains of dice: a few faces, explosions and rerolls per system
-
-
-def _marks_json(system: str, check: Any, result: Any) -> str:
-    """`dice_marks` of a roll as `_dumps` writes it, each chain's text kept per distinct chain
-    (`rolls.systems.marks.chain_keys`)."""
-    keys = chain_keys(system, check, result)
-    if keys is None:  # a face that is not an int: not kept
-        return _dumps(dice_marks(system, check, result))
-    texts = []
-    for key in keys:
-        text = _chains.get((system, key))
-        if text is None:
-            if len(_chains) >= CHAINS_KEPT:
-                _chains.clear()
-            text = _chains[(system, key)] = _dumps(chain_of(system, key))
-        texts.append(text)
-    return f"[{','.join(texts)}]"
 
 
 def _time(event: Event) -> str:

@@ -1,0 +1,62 @@
+"""A roll's dice marks and terms (`rolls.systems.marks`) as the JSON text a page splices into an
+event's: the very bytes `json.dumps(…, separators=(",", ":"))` writes of them, each chain's and
+each check's terms' text kept per key, since a table rolls the same few over and over (#17).
+
+`rolls_json` is what a check row keeps of its roll as rolled (`Check.marks_json`, written with the
+row), so that a catch-up presents a roll without decoding its payload.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .marks import Key, chain_keys, chain_of, dice_marks, roll_terms
+
+dumps = json.JSONEncoder(separators=(",", ":")).encode  # what a frame's json.dumps writes
+
+_terms: dict[tuple, str] = {}
+TERMS_KEPT = 4096  # distinct checks' terms: a table rolls a few dozen kinds of check
+_chains: dict[tuple[str, Key], str] = {}
+CHAINS_KEPT = 4096  # distinct chains of dice: a few faces, explosions and rerolls per system
+
+
+def terms_json(system: str, check: Any) -> str:
+    """`roll_terms` of a roll's check as `dumps` writes it, kept per distinct check (a pure
+    function of the system and the check, whose values are few: pool, again, rote…)."""
+    try:
+        values = tuple(check.values())  # with their types: 1, True and 1.0 are equal keys
+        key = (system, tuple(check), values, tuple(map(type, values)))
+        text = _terms.get(key)
+    except (AttributeError, TypeError):  # not a mapping, or a value that is not hashable
+        return dumps(roll_terms(system, check))
+    if text is None:
+        if len(_terms) >= TERMS_KEPT:
+            _terms.clear()
+        text = _terms[key] = dumps(roll_terms(system, check))
+    return text
+
+
+def marks_json(system: str, check: Any, result: Any) -> str:
+    """`dice_marks` of a roll as `dumps` writes it, each chain's text kept per distinct chain
+    (`rolls.systems.marks.chain_keys`)."""
+    keys = chain_keys(system, check, result)
+    if keys is None:  # a face that is not an int: not kept
+        return dumps(dice_marks(system, check, result))
+    texts = []
+    for key in keys:
+        text = _chains.get((system, key))
+        if text is None:
+            if len(_chains) >= CHAINS_KEPT:
+                _chains.clear()
+            text = _chains[(system, key)] = dumps(chain_of(system, key))
+        texts.append(text)
+    return f"[{','.join(texts)}]"
+
+
+def rolls_json(system: str, rolls: list[dict[str, Any]]) -> str:
+    """``{"dice_marks":[…],"roll_terms":[…]}`` of a check's rolls, one entry per roll, as
+    `dumps` writes it (an event's presentation holds the two keys in this order)."""
+    marks = ",".join(marks_json(system, roll["check"], roll["result"]) for roll in rolls)
+    terms = ",".join(terms_json(system, roll["check"]) for roll in rolls)
+    return f'{{"dice_marks":[{marks}],"roll_terms":[{terms}]}}'
