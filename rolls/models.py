@@ -19,7 +19,9 @@ class Check(models.Model):
     """One `check.rolled` event with its follow-ups applied: what the feed and the audit show.
 
     The roll itself stays in the event's payload (not copied: a long log is mostly checks);
-    `amendments` holds only what follow-ups changed, and `data` composes the two.
+    `amendments` holds only what follow-ups changed, and `data` composes the two. What a page
+    draws of the roll as rolled is kept (`marks_json`, about 280 bytes): presenting it had to
+    decode the payload, most of a catch-up's work (#17).
     """
 
     # No index of their own: the unique (campaign, seq) serves the campaign's look-ups, and no

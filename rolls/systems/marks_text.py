@@ -17,8 +17,8 @@ dumps = json.JSONEncoder(separators=(",", ":")).encode  # what a frame's json.du
 
 _terms: dict[tuple, str] = {}
 TERMS_KEPT = 4096  # distinct checks' terms: a table rolls a few dozen kinds of check
-_chains: dict[tuple[str, Key], str] = {}
-CHAINS_KEPT = 4096  # distinct chains of dice: a few faces, explosions and rerolls per system
+_chains: dict[str, dict[Key, str]] = {}  # by system, then by key (no pair built per die)
+CHAINS_KEPT = 4096  # distinct chains of dice per system: a few faces, explosions and rerolls
 
 
 def terms_json(system: str, check: Any) -> str:
@@ -43,13 +43,16 @@ def marks_json(system: str, check: Any, result: Any) -> str:
     keys = chain_keys(system, check, result)
     if keys is None:  # a face that is not an int: not kept
         return dumps(dice_marks(system, check, result))
+    chains = _chains.get(system)
+    if chains is None:
+        chains = _chains[system] = {}
     texts = []
     for key in keys:
-        text = _chains.get((system, key))
+        text = chains.get(key)
         if text is None:
-            if len(_chains) >= CHAINS_KEPT:
-                _chains.clear()
-            text = _chains[(system, key)] = dumps(chain_of(system, key))
+            if len(chains) >= CHAINS_KEPT:
+                chains.clear()
+            text = chains[key] = dumps(chain_of(system, key))
         texts.append(text)
     return f"[{','.join(texts)}]"
 
