@@ -350,8 +350,7 @@ class _EventPresenter:
     def _marks_text(self, event: Event) -> str | None:
         """A check event's dice marks and roll terms as `rolls_json` writes them: a roll's as
         its check row keeps them (its payload is not decoded), else made from `_rolls` (a
-        follow-up's). None: a follow-up of a check not
-        found."""
+        follow-up's). None: a follow-up of a check not found."""
         if event.type == CHECK_ROLLED:
             kept = getattr(self.check_of(event), "marks_json", "")
             if kept:

@@ -15,7 +15,7 @@ from rolls.models import Check
 from rolls.reads.present import marks_of, terms_of
 from tests.rolls.checks.test_key_index import _Editor
 
-backfill = importlib.import_module("rolls.migrations.0009_check_marks_json").backfill
+migration = importlib.import_module("rolls.migrations.0009_check_marks_json")
 
 
 def _kept(campaign) -> list[tuple[dict, dict]]:
@@ -46,11 +46,12 @@ def test_each_roll_keeps_the_marks_and_terms_its_event_gives(table):
     assert kept[1][1]["roll_terms"] == [[{"term": "chance_die"}]]
 
 
-def test_rows_written_before_get_them_from_their_event(table):
+def test_rows_written_before_get_them_from_their_event(table, monkeypatch):
     play = table("storyteller", manual=False)
-    for _ in range(3):
+    for _ in range(5):
         play.roll("alice", traits=["Physical", "Brawl"])
     Check.objects.filter(campaign=play.campaign).update(marks_json="")
-    backfill(apps, _Editor())
+    monkeypatch.setattr(migration, "BATCH", 2)  # a batch at a time: three here
+    migration.backfill(apps, _Editor())
     kept = _kept(play.campaign)
-    assert len(kept) == 3 and all(given == row for given, row in kept)
+    assert len(kept) == 5 and all(given == row for given, row in kept)
