@@ -5,7 +5,7 @@ import { $, $$, clear, debounce, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t, traitLabel } from "./i18n.js";
 import { oddsChart } from "./odds.js";
-import { lastRoll } from "./render.js";
+import { lastRoll, lastRollKey } from "./render.js";
 import { RollBox } from "./rollbox.js";
 
 export const ROLLABLE = {
@@ -553,7 +553,7 @@ export class Composer {
     const box = $("#composer-result", this.form);
     if (!box || !this.resultSeqs) return;
     const checks = this.resultSeqs.map((seq) => this.table.checks.get(seq)).filter(Boolean);
-    const key = checks.map((check) => `${check.seq}@${check.receivedAt}`).join(",");
+    const key = checks.map(lastRollKey).join(",");
     if (box.dataset.key === key) return;
     box.dataset.key = key;
     clear(box).append(...checks.map(lastRoll).filter(Boolean));

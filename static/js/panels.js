@@ -4,7 +4,7 @@ import { $, clear, h, rebuildIfChanged } from "./dom.js";
 import { clientSeed } from "./entropy.js";
 import { S, t, traitLabel } from "./i18n.js";
 import { oddsChart } from "./odds.js";
-import { lastRoll } from "./render.js";
+import { lastRoll, lastRollKey } from "./render.js";
 
 // --- session, chapter, scene ------------------------------------------------------------------
 
@@ -186,7 +186,7 @@ export function renderPlayerCalls(table) {
   renderCallNotice(table, cards.filter((card) => !here.dismissed.has(card.key) && !cardsInView.has(card.key)));
   // A result follows its roll as the feed's card does (a follow-up taken on it, a reveal).
   const shown = here.results.map((result) => table.checks.get(result.check.seq) || result.check);
-  const key = [...cards.map((card) => card.key), "|", ...shown.map((check) => `${check.seq}@${check.receivedAt}`)].join(",");
+  const key = [...cards.map((card) => card.key), "|", ...shown.map(lastRollKey)].join(",");
   if (box.dataset.key === key) return; // unchanged: keep the odds and any typed faces
   box.dataset.key = key;
   clear(box);

@@ -229,7 +229,6 @@ function rollAgain(check, ctx) {
   return h("button", { type: "button", class: "btn btn-small btn-ghost roll-again", onclick: () => ctx.act("again", check.seq) }, t("roll_again"));
 }
 
-// A die face down: what a hidden roll looks like to those who may not see it.
 // What one just rolled, beside the button one pressed (the roll form's result, a call's answer):
 // who, the dice, the outcome and a link to its card in the feed.
 export function lastRoll(check) {
@@ -242,6 +241,13 @@ export function lastRoll(check) {
   return h("div", { class: "last-roll" }, h("span", { class: "last-who" }, roll.character_name || t("npc")), drawRoll(check.system, roll, marks), outcome(check.system, roll, marks), link);
 }
 
+// When the table's copy of a check changes (a follow-up taken, a reveal), `lastRoll` would draw
+// it anew: a box redraws its rolls only when their keys change.
+export function lastRollKey(check) {
+  return `${check.seq}@${check.receivedAt}`;
+}
+
+// A die face down: what a hidden roll looks like to those who may not see it.
 export function hiddenDie() {
   return h(
     "svg",
