@@ -553,10 +553,9 @@ export class Composer {
     const box = $("#composer-result", this.form);
     if (!box || !this.resultSeqs) return;
     const checks = this.resultSeqs.map((seq) => this.table.checks.get(seq)).filter(Boolean);
-    const key = checks.map(lastRollKey).join(",");
-    if (box.dataset.key === key) return;
-    box.dataset.key = key;
-    clear(box).append(...checks.map(lastRoll).filter(Boolean));
-    box.hidden = !box.childElementCount;
+    rebuildIfChanged(box, checks.map(lastRollKey), () => {
+      clear(box).append(...checks.map(lastRoll).filter(Boolean));
+      box.hidden = !box.childElementCount;
+    });
   }
 }

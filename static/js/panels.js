@@ -186,13 +186,13 @@ export function renderPlayerCalls(table) {
   renderCallNotice(table, cards.filter((card) => !here.dismissed.has(card.key) && !cardsInView.has(card.key)));
   // A result follows its roll as the feed's card does (a follow-up taken on it, a reveal).
   const shown = here.results.map((result) => table.checks.get(result.check.seq) || result.check);
-  const key = [...cards.map((card) => card.key), "|", ...shown.map(lastRollKey)].join(",");
-  if (box.dataset.key === key) return; // unchanged: keep the odds and any typed faces
-  box.dataset.key = key;
-  clear(box);
-  for (const result of here.results) box.append(callResult(table, result));
-  for (const card of cards) box.append(callCard(table, card.call, card.id));
-  watchCards(table, box);
+  // Unchanged: keep the odds and any typed faces.
+  rebuildIfChanged(box, [cards.map((card) => card.key), shown.map(lastRollKey)], () => {
+    clear(box);
+    for (const result of here.results) box.append(callResult(table, result));
+    for (const card of cards) box.append(callCard(table, card.call, card.id));
+    watchCards(table, box);
+  });
 }
 
 // The calls whose card is in view: their notice would only repeat them (and cover the page's
