@@ -13,6 +13,8 @@ from django.test.utils import CaptureQueriesContext
 
 from campaign import services as campaign_services
 from campaign.models import Campaign, Membership
+from eventlog.event_types import CHECK_ROLLED
+from eventlog.models import Event
 from rolls.checks import followups
 from rolls.checks import services as rolls
 from rolls.live import catchup
@@ -79,6 +81,35 @@ def test_a_whole_catch_up_is_sent_the_bytes_the_orm_reading_gave(system, hidden_
     _both_ways(hidden.campaign, hidden.viewers, monkeypatch)
     hidden.reveal()
     _both_ways(hidden.campaign, hidden.viewers, monkeypatch)
+
+
+def _filtered_pages(campaign: Campaign) -> list[list]:
+    """Pages that are not a stretch of the log, as REST's filters make them: every other event,
+    and the follow-ups and reveals alone where the play took some (each check they need lies
+    outside the page)."""
+    events = list(Event.objects.filter(campaign=campaign).order_by("seq"))
+    amending = [event for event in events if event.type != CHECK_ROLLED and target_seq(event)]
+    return [events[::2], events[1::2], *([amending, amending[::-1]] if amending else [])]
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_filtered_page_is_presented_as_the_orm_reading_gave(system, hidden_play, monkeypatch):
+    """REST's filtered pages read their checks by seq, a stretch by its bounds: both give every
+    viewer what the ORM's reading did, before and after a reveal."""
+    hidden = hidden_play(system)
+    for revealed in (False, True):
+        if revealed:
+            hidden.reveal()
+        pages = _filtered_pages(hidden.campaign)
+        took_follow_ups = system in ("cofd", "age", "nice_damnit")
+        assert len(pages) == (4 if took_follow_ups or revealed else 2)
+        for events in pages:
+            for viewer in hidden.viewers:
+                new = present.present_events(events, viewer)
+                with monkeypatch.context() as old_path:
+                    old_path.setattr(present, "checks_of", _orm_checks)
+                    old = present.present_events(events, viewer)
+                assert new == old, (viewer, [event.seq for event in events])
 
 
 def _page_statements(table, name: str, after: int) -> int:
