@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 from rest_framework.authtoken.models import Token
 
 from campaign import services
+from campaign.models import Campaign
 from rolls.checks import calls
 from rolls.checks import services as roll_services
 
@@ -375,6 +376,41 @@ def test_no_page_is_wider_than_a_phone(accounts, open_page):
         page.wait_for_timeout(300)
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"{path} is {width}px wide on a 390px phone"
+
+
+def test_the_top_bar_is_one_line_on_a_laptop(accounts, open_page):
+    """From 1280 to 1440 px the top bar (the campaign's name, its tabs, the connection, the
+    language and the account) is one line, in both languages: the GM's, in Russian, took two
+    below 1420 px, and the dashboard's sticky columns slid under it."""
+    campaign, _ = cofd_table(accounts)
+    Campaign.objects.filter(pk=campaign.pk).update(name="Невинные из Эшвуда: склеп под часовней")
+    for language in ("ru", "en"):
+        for who, path in (
+            ("gm", f"/campaigns/{campaign.pk}/gm/"),
+            ("alice", f"/campaigns/{campaign.pk}/play/"),
+        ):
+            page = open_page(who, path, language)
+            live(page)
+            for width in (1280, 1366, 1440):
+                page.set_viewport_size({"width": width, "height": 800})
+                page.wait_for_timeout(150)
+                middles = page.locator(
+                    ".topbar .brand, .topbar .campaign-title, .topbar .tabs li, .topbar-end > *"
+                ).evaluate_all(
+                    """(items) => items.filter((item) => item.offsetParent).map((item) => {
+                      const box = item.getBoundingClientRect();
+                      return Math.round(box.top + box.height / 2);
+                    })"""
+                )
+                assert len(middles) > 8, middles
+                assert max(middles) - min(middles) < 10, f"{language} {path} {width}px: {middles}"
+                bar = page.locator(".topbar").evaluate("(bar) => bar.offsetHeight")
+                assert bar < 60, f"{language} {path} {width}px: the bar is {bar}px high"
+                # Beside the tabs the die stands for the app's name, and still says it.
+                expect(page.locator(".brand span")).to_be_hidden()
+                expect(page.get_by_role("link", name="Tablecheck")).to_be_visible()
+    home = open_page("gm", "/")  # no tabs: the name has room
+    expect(home.locator(".brand span")).to_be_visible()
 
 
 def test_the_roll_forms_labels_fit_their_fields_and_a_box_stays_by_its_words(accounts, open_page):
