@@ -18,6 +18,15 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     lookup_fields: tuple[str, ...] = ()
 
+    def get_queryset(self, request):
+        # The changelist joins `list_select_related` only to a queryset that joins nothing yet,
+        # and a model's manager may join already (Check's joins its event): each row's campaign
+        # was then read in a statement of its own.
+        rows = super().get_queryset(request)
+        if isinstance(self.list_select_related, list | tuple):
+            rows = rows.select_related(*self.list_select_related)
+        return rows
+
     def has_add_permission(self, request, obj=None) -> bool:
         return False
 

@@ -78,6 +78,9 @@ def _json(value: Any) -> str:
 @admin.register(Event)
 class EventAdmin(SeenByAdmin):
     list_display = ["campaign", "seq", "type", "actor", "visibility", "created_at", "short_hash"]
+    # Named: the changelist's own select_related() follows only the non-null keys, and read each
+    # row's actor in a statement of its own.
+    list_select_related = ["campaign", "actor"]
     list_filter = ["type", "visibility"]
     # What an event's sealed document shows too (its payload and character are what it hides).
     lookup_fields = ("id", "campaign", "seq", "actor", "session_id", "scene_id", "chapter_id")
@@ -105,6 +108,7 @@ class EventAdmin(SeenByAdmin):
 @admin.register(Check)
 class CheckAdmin(SeenByAdmin):
     list_display = ["campaign", "seq", "system", "kind", "known_outcome", "visibility", "revealed"]
+    list_select_related = ["campaign"]  # and its event, which Check's manager joins
     list_filter = ["system", "kind", "visibility", "revealed"]
     # What a hidden check's stub shows (rolls.reads.present.present_check), and nothing else.
     stub = ["campaign", "event", "seq", "kind", "system", "visibility", "revealed", "actor_id"]

@@ -13,7 +13,7 @@ from campaign import services
 from campaign.models import Membership
 from eventlog.chain import sealed_payload
 from eventlog.models import Event
-from rolls.checks import followups
+from rolls.checks import calls, followups
 from rolls.checks import services as rolls
 from rolls.models import Check, RuleUse, TaskAttempts
 from rolls.reads.known import failed_attempts, failed_attempts_of
@@ -175,18 +175,42 @@ def _chapters_of_hidden_play(table, chapters: int) -> None:
             )
 
 
+def _calls(table, count: int) -> None:
+    """Calls for a check by alice's character, in the open and blind by turns."""
+    for n in range(count):
+        calls.call_for_check(
+            campaign=table.campaign,
+            actor=table.users["gm"],
+            character_ids=[str(table.characters["alice"].pk)],
+            request={"traits": ["Wits"], "visibility": ("public", "blind")[n % 2]},
+        )
+
+
+# The admin's lists of play: each row's decision is made from what the page read in a fixed
+# number of statements, never a statement per row.
+LISTS = (
+    "/admin/rolls/ruleuse/",
+    "/admin/rolls/taskattempts/",
+    "/admin/eventlog/event/",
+    "/admin/rolls/check/",
+    "/admin/rolls/checkcall/",
+)
+
+
 @pytest.mark.parametrize("who", VIEWERS)
-def test_the_rule_state_pages_read_as_much_for_one_hidden_roll_as_for_many(
+def test_the_lists_of_play_read_as_much_for_one_hidden_roll_as_for_many(
     table, checks, who, django_assert_num_queries
 ):
     client = staff(table, who)
     _chapters_of_hidden_play(table, 1)
+    _calls(table, 1)
     few = {}
-    for url in ("/admin/rolls/ruleuse/", "/admin/rolls/taskattempts/"):
+    for url in LISTS:
         with CaptureQueriesContext(connection) as statements:
             assert client.get(url).status_code == 200
         few[url] = len(statements)
     _chapters_of_hidden_play(table, 15)
+    _calls(table, 15)
     for url, statements in few.items():
         with django_assert_num_queries(statements):
             assert client.get(url).status_code == 200
