@@ -88,11 +88,12 @@ def _sql(vendor: str, *, stretch: bool) -> str:
         payload, among = "e.payload", "IN (SELECT value FROM json_each(%s))"
     helped = used_as_helper_sql("k.campaign_id", "k.seq")  # what a dramatic failure's rule reads
     # The bounds let the (campaign, seq) index bound the scan whatever the planner's statistics
-    # say (a table just rebuilt had none: it scanned the campaign's checks). A stretch is not
+    # say (a table just rebuilt had none: it scanned the campaign's checks; SQLite, given the
+    # stretch's bounds OR'd with the checks before it, scanned them too). A stretch is not
     # matched against its seqs: PostgreSQL compared each row with the whole array, a third of a
     # 1,000-event page's statement (#17).
     if stretch:
-        which = f"(k.seq BETWEEN %s AND %s OR k.seq {among})"
+        which = f"k.seq BETWEEN %s AND %s AND (k.seq >= %s OR k.seq {among})"
     else:
         which = f"k.seq BETWEEN %s AND %s AND k.seq {among}"
     return (
@@ -132,7 +133,7 @@ def checks_of(events: Sequence[Event]) -> dict[int, CheckRow]:
     vendor = connection.vendor
     first, last = min(event.seq for event in events), max(event.seq for event in events)
     if last - first + 1 == len(events):  # a stretch of the log: its checks are all its own
-        params = [first, last, _array(missing, vendor)]
+        params = [min([first, *missing]), last, first, _array(missing, vendor)]
         statement = _sql(vendor, stretch=True)
     else:  # a filtered page (REST's type and context filters): its checks by seq
         params = [targets[0], targets[-1], _array(targets, vendor)]
