@@ -15,12 +15,13 @@ from campaign import services as campaign_services
 from campaign.models import Campaign, Membership
 from eventlog.event_types import CHECK_ROLLED
 from eventlog.models import Event
+from eventlog.recorders import recorder
 from rolls.checks import followups
 from rolls.checks import services as rolls
 from rolls.live import catchup
 from rolls.models import Check
-from rolls.reads import present
-from rolls.reads.page_checks import target_seq
+from rolls.reads import page_checks, present
+from rolls.reads.page_checks import checks_of, target_seq
 from tests.live.conftest import SUCCESS, page_events
 from tests.rolls.trust.conftest import TRAITS, play  # noqa: F401 (a fixture)
 
@@ -147,6 +148,66 @@ def test_a_page_costs_a_fixed_number_of_statements_whatever_its_checks(table):
         )
         counts.append({name: _page_statements(table, name, start) for name in PAGE_STATEMENTS})
     assert counts == [PAGE_STATEMENTS, PAGE_STATEMENTS]
+
+
+def _statement_work(sql: str, params: list) -> int:
+    """What a statement reads, in units that do not depend on the machine's speed: SQLite's
+    virtual-machine steps (in hundreds), PostgreSQL's buffers."""
+    if connection.vendor == "sqlite":
+        steps = [0]
+
+        def step() -> int:
+            steps[0] += 1
+            return 0  # go on
+
+        connection.connection.set_progress_handler(step, 100)
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                cursor.fetchall()
+        finally:
+            connection.connection.set_progress_handler(None, 100)
+        return steps[0]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}", params)
+        (plan,) = cursor.fetchone()
+    top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+    return top["Shared Hit Blocks"] + top["Shared Read Blocks"]
+
+
+def test_a_page_s_check_rows_cost_as_much_however_long_the_campaign(table, monkeypatch):
+    """The last page of a catch-up reads its checks by its range: about as much after a long
+    campaign as after a short one (SQLite's planner, given the page's bounds OR'd with the checks
+    its follow-ups amend, scanned every check of the campaign for each page)."""
+    seen: list[tuple[str, list]] = []
+    fetch = page_checks.fetch
+    monkeypatch.setattr(
+        page_checks, "fetch", lambda sql, params: seen.append((sql, params)) or fetch(sql, params)
+    )
+    alice, gm = table.users["alice"], table.users["gm"]
+    work = []
+    for earlier in (40, 400):
+        # A chapter of its own each time: one dramatic failure per chapter.
+        campaign_services.end_chapter(campaign=table.campaign, actor=gm)
+        campaign_services.start_chapter(campaign=table.campaign, actor=gm)
+        for _ in range(earlier):
+            request = table.roll("alice", "public")
+            rolls.check_roll(campaign=table.campaign, actor=alice, request=request)
+        failed, _last = (
+            rolls.check_roll(campaign=table.campaign, actor=alice, request=table.roll("alice", v))
+            for v in ("private", "public")
+        )
+        # A follow-up of a roll before the page: the page reads that check too.
+        followups.take_dramatic_failure(campaign=table.campaign, actor=alice, seq=failed.seq)
+        table.campaign.refresh_from_db()
+        head = table.campaign.head_seq
+        page = recorder().page(table.campaign.pk, after=head - 2, until=head, limit=2)
+        assert [event.seq for event in page] == [head - 1, head]
+        seen.clear()
+        assert set(checks_of(page)) == {failed.seq, head - 1}
+        work.append(_statement_work(*seen[-1]))
+    # Ten times the checks before it: an index grows a level, a scan of them tenfold.
+    assert work[1] < 2 * work[0], f"{work}: the later page read the campaign's every check"
 
 
 def test_a_catch_up_reads_each_actor_s_username_once(play, users, monkeypatch):  # noqa: F811
