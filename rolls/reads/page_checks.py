@@ -69,13 +69,14 @@ def target_seq(event: Event) -> int | None:
 
 
 @cache
-def _sql(vendor: str, *, stretch: bool) -> str:
-    """The statement for a stretch of the log (every check in the stretch, and the ones before
-    it that its follow-ups amend) or for a filtered page (its checks' seqs). The seqs go as one
-    array (PostgreSQL: prepared once per connection; an IN list of a page's 200 seqs was a new
-    text per count, too long for psycopg to keep its parse) or one JSON array (SQLite's
-    `json_each`). The jsonb columns come as text, decoded once per distinct text (`_shared`),
-    the ids as text (`_uuid`)."""
+def _sql(vendor: str) -> str:
+    """One statement for every batch: the checks between the first and the last it needs, taken
+    from ``from_seq`` on (a stretch's own) or when listed (the ones before a stretch that its
+    follow-ups amend, or every one a filtered page needs). The seqs go as one array (PostgreSQL:
+    prepared once per connection; an IN list of a page's 200 seqs was a new text per count, too
+    long for psycopg to keep its parse) or one JSON array (SQLite's `json_each`). The jsonb
+    columns come as text, decoded once per distinct text (`_shared`), the ids as text
+    (`_uuid`)."""
     checks, events = Check._meta.db_table, Event._meta.db_table
     as_text = "::text" if vendor == "postgresql" else ""
     listed = ", ".join(
@@ -87,22 +88,19 @@ def _sql(vendor: str, *, stretch: bool) -> str:
     else:
         payload, among = "e.payload", "IN (SELECT value FROM json_each(%s))"
     helped = used_as_helper_sql("k.campaign_id", "k.seq")  # what a dramatic failure's rule reads
-    # The bounds let the (campaign, seq) index bound the scan whatever the planner's statistics
-    # say (a table just rebuilt had none: it scanned the campaign's checks; SQLite, given the
-    # stretch's bounds OR'd with the checks before it, scanned them too). A stretch is not
-    # matched against its seqs: PostgreSQL compared each row with the whole array, a third of a
-    # 1,000-event page's statement (#17).
-    if stretch:
-        which = f"k.seq BETWEEN %s AND %s AND (k.seq >= %s OR k.seq {among})"
-    else:
-        which = f"k.seq BETWEEN %s AND %s AND k.seq {among}"
     return (
         # Only the checks whose event the batch does not hold bring its payload (decoding them
         # all cost PostgreSQL's client as much as the rest of the statement), looked up for
         # those alone.
         f"SELECT {listed}, {helped}, CASE WHEN k.seq {among} THEN (SELECT {payload} "
         f"FROM {events} e WHERE e.campaign_id = k.campaign_id AND e.seq = k.seq) END "
-        f"FROM {checks} k WHERE k.campaign_id = %s AND {which}"
+        # The bounds let the (campaign, seq) index bound the scan whatever the planner says (a
+        # table just rebuilt had no statistics: it scanned the campaign's checks; SQLite, given
+        # a stretch's bounds OR'd with the checks before it, scanned them too). A stretch's own
+        # rows are not matched against a list: PostgreSQL compared each row with the whole
+        # array, a third of a 1,000-event page's statement (#17).
+        f"FROM {checks} k WHERE k.campaign_id = %s AND k.seq BETWEEN %s AND %s "
+        f"AND (k.seq >= %s OR k.seq {among})"
     )
 
 
@@ -133,13 +131,18 @@ def checks_of(events: Sequence[Event]) -> dict[int, CheckRow]:
     vendor = connection.vendor
     first, last = min(event.seq for event in events), max(event.seq for event in events)
     if last - first + 1 == len(events):  # a stretch of the log: its checks are all its own
-        params = [min([first, *missing]), last, first, _array(missing, vendor)]
-        statement = _sql(vendor, stretch=True)
+        from_seq, listed = first, missing
     else:  # a filtered page (REST's type and context filters): its checks by seq
-        params = [targets[0], targets[-1], _array(targets, vendor)]
-        statement = _sql(vendor, stretch=False)
-    params = [_array(missing, vendor), events[0].campaign_id, *params]
-    return {row.seq: row for row in _rows(fetch(statement, params), rolled)}
+        from_seq, listed = targets[-1] + 1, targets
+    params = [
+        _array(missing, vendor),
+        events[0].campaign_id,
+        targets[0],
+        targets[-1],
+        from_seq,
+        _array(listed, vendor),
+    ]
+    return {row.seq: row for row in _rows(fetch(_sql(vendor), params), rolled)}
 
 
 def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow]:

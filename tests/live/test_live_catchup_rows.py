@@ -210,6 +210,35 @@ def test_a_page_s_check_rows_cost_as_much_however_long_the_campaign(table, monke
     assert work[1] < 2 * work[0], f"{work}: the later page read the campaign's every check"
 
 
+def test_a_follow_up_alone_reads_its_check_however_far_back(table, monkeypatch):
+    """A follow-up presented alone (the live feed's frame when it is written, the admin's view of
+    it) reads its own check, as much 40 rolls after it as 400: not the checks in between."""
+    seen: list[tuple[str, list]] = []
+    fetch = page_checks.fetch
+    monkeypatch.setattr(
+        page_checks, "fetch", lambda sql, params: seen.append((sql, params)) or fetch(sql, params)
+    )
+    alice, gm = table.users["alice"], table.users["gm"]
+    work = []
+    for between in (40, 400):
+        campaign_services.end_chapter(campaign=table.campaign, actor=gm)
+        campaign_services.start_chapter(campaign=table.campaign, actor=gm)
+        failed = rolls.check_roll(
+            campaign=table.campaign, actor=alice, request=table.roll("alice", "private")
+        )
+        for _ in range(between):
+            request = table.roll("alice", "public")
+            rolls.check_roll(campaign=table.campaign, actor=alice, request=request)
+        followups.take_dramatic_failure(campaign=table.campaign, actor=alice, seq=failed.seq)
+        table.campaign.refresh_from_db()
+        head = table.campaign.head_seq
+        followed = recorder().page(table.campaign.pk, after=head - 1, until=head, limit=1)
+        seen.clear()
+        assert set(checks_of(followed)) == {failed.seq}
+        work.append(_statement_work(*seen[-1]))
+    assert work[1] < 2 * work[0], f"{work}: the follow-up read every check since its roll"
+
+
 def test_a_catch_up_reads_each_actor_s_username_once(play, users, monkeypatch):  # noqa: F811
     """The pages of one catch-up share the usernames read (as of one head): each page reads
     only the actors no page before it named, and every page names them as the REST log does."""
