@@ -162,7 +162,7 @@ class TaskAttemptsAdmin(SeenByAdmin):
     readonly_fields = ["known_failures"]
 
     def get_queryset(self, request):
-        rows = super().get_queryset(request).select_related("campaign")
+        rows = super().get_queryset(request)  # its campaign joined (list_select_related)
         known = _once(request, "_admin_known_tasks", lambda: self._known(request, rows))
         return rows.exclude(pk__in=[pk for pk, n in known.items() if n == 0])
 
