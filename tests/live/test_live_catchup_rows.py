@@ -6,6 +6,7 @@ must cost a fixed number of statements."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from django.db import connection
@@ -175,37 +176,62 @@ def _statement_work(sql: str, params: list) -> int:
     return top["Shared Hit Blocks"] + top["Shared Read Blocks"]
 
 
-def test_a_page_s_check_rows_cost_as_much_however_long_the_campaign(table, monkeypatch):
-    """The last page of a catch-up reads its checks by its range: about as much after a long
-    campaign as after a short one (SQLite's planner, given the page's bounds OR'd with the checks
-    its follow-ups amend, scanned every check of the campaign for each page)."""
+def _checks_read(monkeypatch) -> Callable[[list], tuple[set[int], int]]:
+    """checks_read(events) -> (the seqs of the check rows read for them, the statement's work)."""
     seen: list[tuple[str, list]] = []
     fetch = page_checks.fetch
     monkeypatch.setattr(
         page_checks, "fetch", lambda sql, params: seen.append((sql, params)) or fetch(sql, params)
     )
-    alice, gm = table.users["alice"], table.users["gm"]
+
+    def checks_read(events: list) -> tuple[set[int], int]:
+        seen.clear()
+        found = set(checks_of(events))
+        return found, _statement_work(*seen[-1])
+
+    return checks_read
+
+
+def _new_chapter(table) -> None:
+    """A chapter of its own: one dramatic failure per chapter."""
+    gm = table.users["gm"]
+    campaign_services.end_chapter(campaign=table.campaign, actor=gm)
+    campaign_services.start_chapter(campaign=table.campaign, actor=gm)
+
+
+def _public_rolls(table, count: int) -> None:
+    for _ in range(count):
+        request = table.roll("alice", "public")
+        rolls.check_roll(campaign=table.campaign, actor=table.users["alice"], request=request)
+
+
+def _last_events(table, count: int) -> list:
+    table.campaign.refresh_from_db()
+    head = table.campaign.head_seq
+    events = recorder().page(table.campaign.pk, after=head - count, until=head, limit=count)
+    assert [event.seq for event in events] == list(range(head - count + 1, head + 1))
+    return events
+
+
+def test_a_page_s_check_rows_cost_as_much_however_long_the_campaign(table, monkeypatch):
+    """The last page of a catch-up reads its checks by its range: about as much after a long
+    campaign as after a short one (SQLite's planner, given the page's bounds OR'd with the checks
+    its follow-ups amend, scanned every check of the campaign for each page)."""
+    checks_read, alice = _checks_read(monkeypatch), table.users["alice"]
     work = []
     for earlier in (40, 400):
-        # A chapter of its own each time: one dramatic failure per chapter.
-        campaign_services.end_chapter(campaign=table.campaign, actor=gm)
-        campaign_services.start_chapter(campaign=table.campaign, actor=gm)
-        for _ in range(earlier):
-            request = table.roll("alice", "public")
-            rolls.check_roll(campaign=table.campaign, actor=alice, request=request)
+        _new_chapter(table)
+        _public_rolls(table, earlier)
         failed, _last = (
             rolls.check_roll(campaign=table.campaign, actor=alice, request=table.roll("alice", v))
             for v in ("private", "public")
         )
         # A follow-up of a roll before the page: the page reads that check too.
         followups.take_dramatic_failure(campaign=table.campaign, actor=alice, seq=failed.seq)
-        table.campaign.refresh_from_db()
-        head = table.campaign.head_seq
-        page = recorder().page(table.campaign.pk, after=head - 2, until=head, limit=2)
-        assert [event.seq for event in page] == [head - 1, head]
-        seen.clear()
-        assert set(checks_of(page)) == {failed.seq, head - 1}
-        work.append(_statement_work(*seen[-1]))
+        page = _last_events(table, 2)
+        found, spent = checks_read(page)
+        assert found == {failed.seq, page[0].seq}
+        work.append(spent)
     # Ten times the checks before it: an index grows a level, a scan of them tenfold.
     assert work[1] < 2 * work[0], f"{work}: the later page read the campaign's every check"
 
@@ -213,29 +239,18 @@ def test_a_page_s_check_rows_cost_as_much_however_long_the_campaign(table, monke
 def test_a_follow_up_alone_reads_its_check_however_far_back(table, monkeypatch):
     """A follow-up presented alone (the live feed's frame when it is written, the admin's view of
     it) reads its own check, as much 40 rolls after it as 400: not the checks in between."""
-    seen: list[tuple[str, list]] = []
-    fetch = page_checks.fetch
-    monkeypatch.setattr(
-        page_checks, "fetch", lambda sql, params: seen.append((sql, params)) or fetch(sql, params)
-    )
-    alice, gm = table.users["alice"], table.users["gm"]
+    checks_read, alice = _checks_read(monkeypatch), table.users["alice"]
     work = []
     for between in (40, 400):
-        campaign_services.end_chapter(campaign=table.campaign, actor=gm)
-        campaign_services.start_chapter(campaign=table.campaign, actor=gm)
+        _new_chapter(table)
         failed = rolls.check_roll(
             campaign=table.campaign, actor=alice, request=table.roll("alice", "private")
         )
-        for _ in range(between):
-            request = table.roll("alice", "public")
-            rolls.check_roll(campaign=table.campaign, actor=alice, request=request)
+        _public_rolls(table, between)
         followups.take_dramatic_failure(campaign=table.campaign, actor=alice, seq=failed.seq)
-        table.campaign.refresh_from_db()
-        head = table.campaign.head_seq
-        followed = recorder().page(table.campaign.pk, after=head - 1, until=head, limit=1)
-        seen.clear()
-        assert set(checks_of(followed)) == {failed.seq}
-        work.append(_statement_work(*seen[-1]))
+        found, spent = checks_read(_last_events(table, 1))
+        assert found == {failed.seq}
+        work.append(spent)
     assert work[1] < 2 * work[0], f"{work}: the follow-up read every check since its roll"
 
 
