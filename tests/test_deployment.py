@@ -297,7 +297,13 @@ def test_one_port_serves_a_roll_from_gunicorn_to_a_socket_on_uvicorn(tmp_path):
                 frames.append(json.loads(feed.recv(timeout=10)))
         event = next(frame["event"] for frame in frames if frame.get("type") == "event")
         assert event["seq"] == answer.json()["seq"]
+        # gunicorn logs a request once its answer is written: the client, and the frame, can be
+        # there first (CI on 2026-12-06 read the log before the line).
+        deadline = time.monotonic() + 10
         served_by_gunicorn = gunicorn_log.read_text()
+        while "POST /api/campaigns/" not in served_by_gunicorn and time.monotonic() < deadline:
+            time.sleep(0.05)
+            served_by_gunicorn = gunicorn_log.read_text()
         assert "POST /api/campaigns/" in served_by_gunicorn
         assert "/ws/" not in served_by_gunicorn
     finally:
