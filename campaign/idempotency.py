@@ -156,15 +156,13 @@ def record(scope: Scope, answer: Answer) -> None:
         "key": scope.stored_key,
         "fingerprint": scope.fingerprint,
         "status": answer.status,
-        "body": answer,
         "created_at": timezone.now(),
+        "body": answer,  # last: encoded as the column takes it, not prepared as a field
     }
     fields, sql = _record_statement(tuple(values))
-    params = [
-        _json_body(value) if name == "body" else f.get_db_prep_save(value, connection)
-        for f, (name, value) in zip(fields, values.items(), strict=True)
-    ]
-    commit.write(connection, sql, params, None)
+    body = _json_body(values.pop("body"))
+    params = rows.db_values(fields[:-1], list(values.values()), connection)
+    commit.write(connection, sql, [*params, body], None)
 
 
 @functools.cache  # the same for every answer kept: built once

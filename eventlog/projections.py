@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections, models
 
+from eventlog import rows
 from eventlog.chain import canonical_json
 from eventlog.commit import PendingEvent
 from eventlog.recorders import decode
@@ -80,19 +81,19 @@ def insert(row: models.Model) -> None:
 
 def insert_values(model_class: type[M], values: dict[str, Any]) -> M:
     """`insert` of a row given as its field values (attnames; the others take their defaults)."""
-    row = model_class(**values)
+    row = rows.new(model_class, values)
     insert(row)
     return row
 
 
 @cache
-def written_fields(model_class: type[models.Model]) -> list[models.Field]:
+def written_fields(model_class: type[models.Model]) -> tuple[models.Field, ...]:
     """The fields an INSERT gives (all but a generated id)."""
-    return [
+    return tuple(
         field
         for field in model_class._meta.concrete_fields
         if not (field.primary_key and isinstance(field, models.AutoField))
-    ]
+    )
 
 
 def _insert_one(row: models.Model) -> None:
@@ -107,29 +108,26 @@ def _insert_one(row: models.Model) -> None:
     fields = written_fields(model_class)
     db = connections[DEFAULT_DB_ALIAS]
     values = [getattr(row, field.attname) for field in fields]
-    pending = [
-        (field.name, value.event)
-        for field, value in zip(fields, values, strict=True)
+    pending = {
+        at: (field.name, value)
+        for at, (field, value) in enumerate(zip(fields, values, strict=True))
         if isinstance(value, PendingEvent)
-    ]
+    }
 
     def inserted_as(pk: int) -> None:
         row.pk = pk
-        for name, event in pending:  # the appended event, its id known now
-            setattr(row, name, event)
+        for name, stand_in in pending.values():  # the appended event, its id known now
+            setattr(row, name, stand_in.event)
 
     # Nothing reads a projected row back before COMMIT (rows are found by campaign and seq,
     # never by id), so its INSERT goes with the COMMIT: one round trip fewer under the lock.
     table, quoted = _quoted_names(model_class, db.alias)
-    recorder().insert_row_later(
-        table,
-        quoted,
-        [
-            value if isinstance(value, PendingEvent) else field.get_db_prep_save(value, db)
-            for field, value in zip(fields, values, strict=True)
-        ],
-        inserted_as,
+    prepared = rows.db_values(
+        fields, [None if at in pending else v for at, v in enumerate(values)], db
     )
+    for at, (_, stand_in) in pending.items():  # the statement takes its id from the append
+        prepared[at] = stand_in
+    recorder().insert_row_later(table, quoted, prepared, inserted_as)
     row._state.adding, row._state.db = False, db.alias
 
 

@@ -122,19 +122,22 @@ def append_event(
         head = campaign
     else:  # a campaign object read before the lock: the head as the lock found it
         head = stream_owners().select_for_update().only("head_seq", "head_hash").get(pk=campaign.pk)
-    event = Event(
-        campaign_id=campaign.pk,
-        seq=head.head_seq + 1,
-        type=type,
-        payload=payload,
-        actor_id=actor_id,
-        created_at=timezone.now(),
-        visibility=visibility,
-        session_id=session_id,
-        scene_id=scene_id,
-        chapter_id=chapter_id,
-        character_id=character_id,
-        prev_hash=head.head_hash,
+    event = rows.new(
+        Event,
+        {
+            "campaign_id": campaign.pk,
+            "seq": head.head_seq + 1,
+            "type": type,
+            "payload": payload,
+            "actor_id": actor_id,
+            "created_at": timezone.now(),
+            "visibility": visibility,
+            "session_id": session_id,
+            "scene_id": scene_id,
+            "chapter_id": chapter_id,
+            "character_id": character_id,
+            "prev_hash": head.head_hash,
+        },
     )
     # The payload encoded canonically once: stored (PostgreSQL's payload_text; SQLite's JSON
     # column), hashed, and decoded by the projection.
