@@ -165,21 +165,26 @@ def _fold(append: Append, writes: list[Queued]) -> tuple[str, list[Any], Callabl
 def _with_events(write: Queued) -> tuple[str, list[Any]]:
     """The write's SQL and parameters with each `PendingEvent` parameter taken from `e` (that
     append's own events: `write` checked it when it was queued)."""
-    if not any(isinstance(value, PendingEvent) for value in write.params):
+    pending = tuple(at for at, value in enumerate(write.params) if isinstance(value, PendingEvent))
+    if not pending:
         return write.sql, list(write.params)
-    parts = write.sql.split("%s")
-    if len(parts) != len(write.params) + 1:
+    values = [
+        value.event.seq if isinstance(value, PendingEvent) else value for value in write.params
+    ]
+    return _taking_ids(write.sql, pending, len(write.params)), values
+
+
+@cache  # one text per statement and places of its pending events: a check's row is written alike
+def _taking_ids(sql: str, pending: tuple[int, ...], count: int) -> str:
+    """``sql`` with the placeholders at ``pending`` taking an event's id from `e` by its seq."""
+    parts = sql.split("%s")
+    if len(parts) != count + 1:
         raise ValueError("a queued write with a pending event must use plain %s placeholders")
-    body, values = [parts[0]], []
-    for value, after in zip(write.params, parts[1:], strict=True):
-        if isinstance(value, PendingEvent):
-            body.append("(SELECT id FROM e WHERE seq = %s)")
-            values.append(value.event.seq)
-        else:
-            body.append("%s")
-            values.append(value)
+    body = [parts[0]]
+    for at, after in enumerate(parts[1:]):
+        body.append("(SELECT id FROM e WHERE seq = %s)" if at in pending else "%s")
         body.append(after)
-    return "".join(body), values
+    return "".join(body)
 
 
 @cache

@@ -96,11 +96,14 @@ def new(model: type[M], values: Mapping[str, Any]) -> M:
         or not values.keys() <= _attname_set(model)
     ):
         return model(**values)
+    fixed, made = _defaults(model)
     row = model.__new__(model)
-    row.__dict__.update(
-        (field.attname, values[field.attname] if field.attname in values else field.get_default())
-        for field in model._meta.concrete_fields
-    )
+    state = row.__dict__
+    state.update(fixed)
+    for attname, default in made:
+        if attname not in values:
+            state[attname] = default()
+    state.update(values)
     row._state = ModelState()
     return row
 
@@ -108,6 +111,22 @@ def new(model: type[M], values: Mapping[str, Any]) -> M:
 @cache
 def _attname_set(model: type[models.Model]) -> frozenset[str]:
     return frozenset(_attnames(model))
+
+
+@cache
+def _defaults(
+    model: type[models.Model],
+) -> tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]:
+    """The model's defaults: those that are one value for every row (the model shares them
+    too), and the fields whose default is made anew for each (a callable's, a database's)."""
+    fixed: dict[str, Any] = {}
+    made = []
+    for field in model._meta.concrete_fields:
+        if field.db_default is models.NOT_PROVIDED and not callable(field.default):
+            fixed[field.attname] = field.get_default()
+        else:
+            made.append((field.attname, field.get_default))
+    return fixed, tuple(made)
 
 
 # The fields whose values of a plain type `db_values` may pass as they are: Django's own (a
