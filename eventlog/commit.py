@@ -44,6 +44,7 @@ class Queued:
     sql: str  # INSERT/UPDATE/DELETE, with no WITH of its own (it may become a CTE)
     params: Sequence[Any]
     done: Done | None  # called with the statement's first row once it has run
+    pending: tuple[int, ...] = ()  # where `params` has a `PendingEvent`
 
 
 @dataclass(frozen=True)
@@ -64,12 +65,13 @@ def write(connection: BaseDatabaseWrapper, sql: str, params: Sequence[Any], done
     """Run ``sql`` now, or queue it to go with the COMMIT where the backend can (PostgreSQL in a
     transaction). ``done`` gets its first row (e.g. a RETURNING id) whenever it has run. A
     `PendingEvent` among ``params`` stands for that event's id (the append must be queued)."""
+    pending = tuple(at for at, value in enumerate(params) if isinstance(value, PendingEvent))
     if can_queue(connection):
-        queued = Queued(sql, params, done)
+        queued = Queued(sql, params, done, pending)
         _check(queued, connection.queued_writes)  # here, where a refusal still rolls back
         connection.queued_writes.append(queued)
         return
-    if any(isinstance(value, PendingEvent) for value in params):
+    if pending:
         raise RuntimeError("a row refers to an event not appended with this COMMIT")
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -84,7 +86,7 @@ def _check(write: Queued, queue: list[Queued | Append]) -> None:
     anything but its id."""
     at = next((i for i in range(len(queue) - 1, -1, -1) if isinstance(queue[i], Append)), None)
     append = None if at is None else queue[at]
-    pending = [value.event for value in write.params if isinstance(value, PendingEvent)]
+    pending = [write.params[at].event for at in write.pending]
     if pending and not (
         append is not None
         and _folds(write)
@@ -165,13 +167,12 @@ def _fold(append: Append, writes: list[Queued]) -> tuple[str, list[Any], Callabl
 def _with_events(write: Queued) -> tuple[str, list[Any]]:
     """The write's SQL and parameters with each `PendingEvent` parameter taken from `e` (that
     append's own events: `write` checked it when it was queued)."""
-    pending = tuple(at for at, value in enumerate(write.params) if isinstance(value, PendingEvent))
-    if not pending:
-        return write.sql, list(write.params)
-    values = [
-        value.event.seq if isinstance(value, PendingEvent) else value for value in write.params
-    ]
-    return _taking_ids(write.sql, pending, len(write.params)), values
+    values = list(write.params)
+    if not write.pending:
+        return write.sql, values
+    for at in write.pending:
+        values[at] = values[at].event.seq
+    return _taking_ids(write.sql, write.pending, len(values)), values
 
 
 @cache  # one text per statement and places of its pending events: a check's row is written alike

@@ -108,24 +108,20 @@ def _insert_one(row: models.Model) -> None:
     fields = written_fields(model_class)
     db = connections[DEFAULT_DB_ALIAS]
     values = [getattr(row, field.attname) for field in fields]
-    pending = {
-        at: (field.name, value)
-        for at, (field, value) in enumerate(zip(fields, values, strict=True))
-        if isinstance(value, PendingEvent)
-    }
+    pending = {at: value for at, value in enumerate(values) if isinstance(value, PendingEvent)}
+    for at in pending:  # prepared as a missing id; the statement takes it from the append
+        values[at] = None
 
     def inserted_as(pk: int) -> None:
         row.pk = pk
-        for name, stand_in in pending.values():  # the appended event, its id known now
-            setattr(row, name, stand_in.event)
+        for at, stand_in in pending.items():  # the appended event, its id known now
+            setattr(row, fields[at].name, stand_in.event)
 
     # Nothing reads a projected row back before COMMIT (rows are found by campaign and seq,
     # never by id), so its INSERT goes with the COMMIT: one round trip fewer under the lock.
     table, quoted = _quoted_names(model_class, db.alias)
-    prepared = rows.db_values(
-        fields, [None if at in pending else v for at, v in enumerate(values)], db
-    )
-    for at, (_, stand_in) in pending.items():  # the statement takes its id from the append
+    prepared = rows.db_values(fields, values, db)
+    for at, stand_in in pending.items():
         prepared[at] = stand_in
     recorder().insert_row_later(table, quoted, prepared, inserted_as)
     row._state.adding, row._state.db = False, db.alias

@@ -70,13 +70,21 @@ def instance(model: type[M], values: Sequence[Any]) -> M | None:
         return None
     db = connections[DEFAULT_DB_ALIAS]  # once: each look-up through the proxy costs as much
     values = converter(model, db)(values)
-    if pre_init.has_listeners(model) or post_init.has_listeners(model):
+    if _watched(model):
         return model.from_db(db.alias, None, values)
     new = model.__new__(model)
     new.__dict__.update(zip(_attnames(model), values, strict=True))
     state = new._state = ModelState()
     state.adding, state.db = False, db.alias
     return new
+
+
+def _watched(model: type[models.Model]) -> bool:
+    """Whether a pre_init or post_init receiver watches ``model``'s instances being made (none
+    is connected at all, most often: asked first, it spares `has_listeners`' look-up)."""
+    return bool(pre_init.receivers or post_init.receivers) and (
+        pre_init.has_listeners(model) or post_init.has_listeners(model)
+    )
 
 
 @cache
@@ -90,11 +98,7 @@ def new(model: type[M], values: Mapping[str, Any]) -> M:
     as `instance` builds a row read, its dict filled at once (`Model.__init__` sets each field
     through its descriptor). A watched model, or a name that is no stored field's, goes through
     the model's own constructor (and its errors)."""
-    if (
-        pre_init.has_listeners(model)
-        or post_init.has_listeners(model)
-        or not values.keys() <= _attname_set(model)
-    ):
+    if _watched(model) or not values.keys() <= _attname_set(model):
         return model(**values)
     fixed, made = _defaults(model)
     row = model.__new__(model)
