@@ -71,6 +71,7 @@ def main() -> int:
         ["bench/trust.py", *trust_events],
         ["bench/api.py", *quick, *pg],
         ["bench/check_path.py", *quick, *pg],
+        ["bench/instructions.py", *(["--requests", "50"] if args.quick else []), *pg],
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
         ["bench/sockets.py", *pg],
         ["bench/feed.py", *(["--repeat", "3"] if args.quick else [])],

@@ -1,0 +1,136 @@
+"""Benchmark: a check's CPU instructions beside the view floor's, counted by callgrind.
+
+    .venv/bin/python bench/instructions.py [--requests 200] [--database-url postgres://…]
+
+The client side of `bench/check_path.py`'s first figure (CPU per check, one writer), as a count
+instead of a time: the same check (`check_path._check_runner`, the production WSGI application
+and settings, its live broadcast rendered on the publishing thread) and the same view floor
+(`check_path._view_floor_runner`), each run in a process under valgrind's callgrind, which
+counts the instructions every thread of the process executes in user space. A count is the
+same from run to run (within 0.2 %) whatever else the machine does, where CPU times on these
+shared machines move by a third from one minute to the next: it tells a change's worth, a cut
+of 1 % included, where timing cannot. What it leaves out: the kernel's share (system calls:
+about a third of a round trip's CPU), PostgreSQL's CPU, and what a cache miss costs. The time
+figures stay `check_path.py`'s.
+
+Each side runs twice, with 100 requests to warm it and then none or ``--requests`` more (a
+process's start, Django's setup and the warm-up are the same in both): the difference over
+``--requests`` is a request's count. Four processes under callgrind: about five minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+HERE = Path(__file__).resolve().parent
+BENCH_DB = "tablecheck_bench_instructions"
+WARM = 100
+
+
+def worker(mode: str, requests: int, setup: dict) -> None:
+    """Under callgrind: warm the side, then make ``requests`` more requests."""
+    sys.path.insert(0, str(HERE))
+    import check_path
+
+    if mode == "check":
+        run = check_path._check_runner(setup, [], [], False, set())
+    else:
+        run = check_path._view_floor_runner(setup, [], set())
+    for _ in range(WARM + requests):
+        run()
+
+
+def count(env: dict, mode: str, requests: int, setup_json: str) -> int:
+    """The instructions of a worker process making ``requests`` requests after its warm-up."""
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}/callgrind.out",
+                sys.executable,
+                __file__,
+                "--worker",
+                mode,
+                str(requests),
+                setup_json,
+            ],
+            env=env,
+            cwd=HERE.parent,
+            capture_output=True,
+            text=True,
+        )
+    collected = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or collected is None:
+        raise SystemExit(f"{mode} worker under callgrind failed:\n{done.stderr[-3000:]}")
+    return int(collected.group(1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--database-url", default=os.environ.get("DATABASE_URL", ""))
+    args = parser.parse_args()
+    if not args.database_url.startswith("postgres"):
+        print(
+            "instructions: needs --database-url postgres://… (the floor is PostgreSQL's); skipped"
+        )
+        return 0
+    if shutil.which("valgrind") is None:
+        raise SystemExit("instructions: needs valgrind (Debian's package valgrind)")
+    import psycopg
+
+    sys.path.insert(0, str(HERE))
+    import check_path
+    from summary import record
+
+    parts = urlsplit(args.database_url)
+    if parts.hostname not in check_path.LOOPBACK:
+        raise SystemExit(f"refusing to benchmark a database not on this machine: {parts.hostname}")
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    url = urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
+
+    def admin_sql(sql: str) -> None:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(sql)
+
+    admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+    admin_sql(f"CREATE DATABASE {BENCH_DB}")
+    try:
+        env = check_path._env(url)
+        setup = json.dumps(check_path._run(env, "--prepare"))
+        per_request = {}
+        for mode in ("viewfloor", "check"):
+            base = count(env, mode, 0, setup)
+            per_request[mode] = (count(env, mode, args.requests, setup) - base) / args.requests
+    finally:
+        admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+    check, floor = per_request["check"], per_request["viewfloor"]
+    print(f"\ninstructions per request (callgrind, user space, every thread), {args.requests} each")
+    print(f"  {'check':<12}{check:>14,.0f}")
+    print(f"  {'view floor':<12}{floor:>14,.0f}")
+    print(f"  {'ratio':<12}{check / floor:>14.2f}")
+    record(
+        "check path: instructions per check (callgrind, client process, user space)",
+        check,
+        "instructions",
+        floor,
+        "baseline: the floor's statements in a plain Django view",
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]))
+    else:
+        sys.exit(main())
