@@ -41,14 +41,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from summary import record  # bench/ is on sys.path when a script runs from it
+from scratch import fresh_database  # bench/ is on sys.path when a script runs from it
+from summary import record
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 BENCH_DB = "tablecheck_bench_api"
 TARGET_RATE, TARGET_P99_MS = 300.0, 50.0  # production target: PostgreSQL, two workers
 
@@ -148,25 +147,8 @@ def sqlite_database() -> Database:
 
 def postgres_database(url: str) -> Database:
     """A fresh database of our own on the same (loopback) server; dropped at the end."""
-    import psycopg
-
-    parts = urlsplit(url)
-    if parts.hostname not in LOOPBACK:
-        raise SystemExit(f"refusing to benchmark a database not on this machine: {parts.hostname}")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-
-    def run(sql: str) -> None:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(sql)
-
-    run(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    run(f"CREATE DATABASE {BENCH_DB}")
-    return Database(
-        "postgresql",
-        urlunsplit(parts._replace(path=f"/{BENCH_DB}")),
-        [1, 2],
-        lambda: run(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)"),
-    )
+    own, drop = fresh_database(url, BENCH_DB)
+    return Database("postgresql", own, [1, 2], drop)
 
 
 # Only with DB_POOL_MAX_SIZE=0: with the pool (config/settings.py's default) connections go back

@@ -21,14 +21,15 @@ requested the same way.
 Each side runs in its own processes (never this one), started together once every one has warmed
 and counted after a ramp of RAMP seconds run the same way (the first requests after the start are
 not the steady state: see RAMP), the three sides of each phase back to back (a figure and its
-baselines seconds apart): first one
-writer alone (CPU per check: the process's CPU time over the checks it made; statements per check,
-counted by Django up to the COMMIT), then `--writers` writers at once on one campaign (checks/s,
-and the lock hold: from the moment the lock statement returns to the end of COMMIT, p50 and p99),
-then the same writers over 50 campaigns (checks/s), then paced at half that rate (latency p50 and
-p99: a server that is not saturated), then bursts: every writer at the same moment on one campaign,
-four times a second (latency p99). Printed: each figure beside both floors and the ratios, with the
-load average (the machine is shared: read the ratios). PostgreSQL's own CPU per check is read from
+baselines seconds apart): first one writer alone, in ROUNDS rounds of half a phase each, the
+sides taking turns, each figure the median of its rounds (CPU per check: the process's CPU time
+over the checks it made), then one writer again for the statements per check (counted by Django
+up to the COMMIT), then `--writers` writers at once on one campaign (checks/s, and the lock hold:
+from the moment the lock statement returns to the end of COMMIT, p50 and p99), then the same
+writers over 50 campaigns (checks/s), then paced at half that rate (latency p50 and p99: a server
+that is not saturated), then bursts: every writer at the same moment on one campaign, four times
+a second (latency p99). Printed: each figure beside both floors and the ratios, with the load
+average (the machine is shared: read the ratios). PostgreSQL's own CPU per check is read from
 /proc for the server processes each writer's statements ran in (the database is on this machine).
 """
 
@@ -46,7 +47,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "tablecheck_bench_check"
@@ -58,7 +58,7 @@ SPREAD = 50  # campaigns the spread phases write to (the issue's "clients over 5
 # warm-up requests before the wait did not change it): with ~100 checks a writer in a phase, those
 # first requests alone were the half-rate phase's p99 (100-250 ms against 30-40 after them).
 RAMP = 1.0
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+ROUNDS = 5  # short rounds of the one-writer phase, the three sides taking turns
 
 
 # --- inside a subprocess -------------------------------------------------------------------------
@@ -542,6 +542,16 @@ def phase(
     }
 
 
+def _medians(rounds: list[dict]) -> dict:
+    """A side's rounds as one: the median of each figure."""
+    return {
+        key: statistics.median(r[key] for r in rounds)
+        if all(isinstance(r[key], float | int) for r in rounds)
+        else rounds[0][key]
+        for key in rounds[0]
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -552,25 +562,12 @@ def main() -> int:
     if not args.database_url.startswith("postgres"):
         print("check_path: needs --database-url postgres://… (the floor is PostgreSQL's); skipped")
         return 0
-    import psycopg
-
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from scratch import scratch_database
     from summary import record
 
-    parts = urlsplit(args.database_url)
-    if parts.hostname not in LOOPBACK:
-        raise SystemExit(f"refusing to benchmark a database not on this machine: {parts.hostname}")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    url = urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
-
-    def admin_sql(sql: str) -> None:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(sql)
-
     duration = 3.0 if args.quick else args.duration
-    admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    admin_sql(f"CREATE DATABASE {BENCH_DB}")
-    try:
+    with scratch_database(args.database_url, BENCH_DB) as url:
         env = _env(url)
         setup = _run(env, "--prepare")
         modes = ("floor", "viewfloor", "check")
@@ -583,7 +580,16 @@ def main() -> int:
             for mode in modes:
                 runs[mode].append(step(mode))
 
-        each_mode(lambda mode: phase(env, setup, mode, 1, duration, statements=False))
+        # The one-writer figures (CPU per check) in ROUNDS short rounds, the sides taking
+        # turns, each figure the median of its rounds: one long phase a side put the whole
+        # drift of a minute between a check and its baseline (the ratio moved from 2.6 to 3.6
+        # between runs of the same code, 2026-12-06).
+        rounds: dict[str, list[dict]] = {mode: [] for mode in modes}
+        for _ in range(ROUNDS):
+            for mode in modes:
+                rounds[mode].append(phase(env, setup, mode, 1, duration / 2, statements=False))
+        for mode in modes:
+            runs[mode].append(_medians(rounds[mode]))
         each_mode(
             lambda mode: phase(env, setup, mode, 1, min(duration, 2.0), statements=mode == "check")
         )
@@ -612,10 +618,12 @@ def main() -> int:
             )
         )
         figures = {mode: tuple(runs[mode]) for mode in modes}
-    finally:
-        admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
 
     load = os.getloadavg()
+    total_ratios = sorted(
+        (c["cpu_ms"] + c["pg_cpu_ms"]) / (v["cpu_ms"] + v["pg_cpu_ms"])
+        for c, v in zip(rounds["check"], rounds["viewfloor"], strict=True)
+    )
 
     def row(label: str, unit: str, pick) -> tuple:
         return (label, unit, *(pick(*figures[mode]) for mode in ("check", "viewfloor", "floor")))
@@ -642,6 +650,10 @@ def main() -> int:
     ]
     statements = figures["check"][1]["statements"]
     print(f"\ncheck path on PostgreSQL; load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(
+        f"  one writer: medians of {ROUNDS} rounds, the sides taking turns; total CPU per check"
+        f" over the view floor's, round by round: {', '.join(f'{r:.2f}' for r in total_ratios)}"
+    )
     print("  view floor: the floor's statements in a plain Django view behind the middleware")
     print(f"  {'figure':<48}{'check':>9}{'view fl.':>9}{'ratio':>7}{'floor':>9}{'ratio':>7}")
     for label, unit, check, view_floor, floor in rows:

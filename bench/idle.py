@@ -20,9 +20,9 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import check_path
+from scratch import scratch_database
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "tablecheck_bench_idle"
@@ -69,21 +69,7 @@ def main() -> int:
     if not args.database_url.startswith("postgres"):
         print("idle: needs --database-url postgres://…; skipped")
         return 0
-    import psycopg
-
-    parts = urlsplit(args.database_url)
-    if parts.hostname not in check_path.LOOPBACK:
-        raise SystemExit(f"refusing to benchmark a database not on this machine: {parts.hostname}")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    url = urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
-
-    def admin_sql(sql: str) -> None:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(sql)
-
-    admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    admin_sql(f"CREATE DATABASE {BENCH_DB}")
-    try:
+    with scratch_database(args.database_url, BENCH_DB) as url:
         env = check_path._env(url)
         setup = check_path._run(env, "--prepare")
         done = subprocess.run(
@@ -97,8 +83,6 @@ def main() -> int:
         if done.returncode != 0:
             raise SystemExit(f"worker failed:\n{done.stderr[-3000:]}")
         figures = json.loads(done.stdout.strip().splitlines()[-1])
-    finally:
-        admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
     print(f"\nafter idle, one process, medians of {args.rounds}; load {os.getloadavg()[0]:.2f}")
     print("  what        idle   first: CPU ms  wall ms   next: CPU ms  wall ms   ratio (CPU)")
     for key, (cpu, wall, next_cpu, next_wall) in figures.items():

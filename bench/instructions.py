@@ -29,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 HERE = Path(__file__).resolve().parent
 BENCH_DB = "tablecheck_bench_instructions"
@@ -87,33 +86,18 @@ def main() -> int:
         return 0
     if shutil.which("valgrind") is None:
         raise SystemExit("instructions: needs valgrind (Debian's package valgrind)")
-    import psycopg
-
     sys.path.insert(0, str(HERE))
     import check_path
+    from scratch import scratch_database
     from summary import record
 
-    parts = urlsplit(args.database_url)
-    if parts.hostname not in check_path.LOOPBACK:
-        raise SystemExit(f"refusing to benchmark a database not on this machine: {parts.hostname}")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    url = urlunsplit(parts._replace(path=f"/{BENCH_DB}"))
-
-    def admin_sql(sql: str) -> None:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(sql)
-
-    admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-    admin_sql(f"CREATE DATABASE {BENCH_DB}")
-    try:
+    with scratch_database(args.database_url, BENCH_DB) as url:
         env = check_path._env(url)
         setup = json.dumps(check_path._run(env, "--prepare"))
         per_request = {}
         for mode in ("viewfloor", "check"):
             base = count(env, mode, 0, setup)
             per_request[mode] = (count(env, mode, args.requests, setup) - base) / args.requests
-    finally:
-        admin_sql(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
     check, floor = per_request["check"], per_request["viewfloor"]
     print(f"\ninstructions per request (callgrind, user space, every thread), {args.requests} each")
     print(f"  {'check':<12}{check:>14,.0f}")

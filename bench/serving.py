@@ -46,12 +46,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-from api import LOOPBACK, Result, cpu_seconds, free_port  # noqa: E402  (bench/ is on sys.path)
+from api import Result, cpu_seconds, free_port  # noqa: E402  (bench/ is on sys.path)
+from scratch import fresh_database  # noqa: E402
 from summary import record  # noqa: E402
 
 POOL_SIZE = "10"  # DB_POOL_MAX_SIZE: config/settings.py's default, stated here to print it
@@ -121,25 +122,10 @@ def prepare(campaigns: int) -> None:
     print(json.dumps(tables))
 
 
-def fresh_database(url: str) -> tuple[str, Any]:
+def serving_database(url: str) -> tuple[str, Any]:
     """`<name>_serving` on the same loopback server, created empty; returns (url, drop)."""
-    import psycopg
-
-    parts = urlsplit(url)
-    if parts.hostname not in LOOPBACK:
-        raise SystemExit(f"refusing to benchmark a database not on this machine: {parts.hostname}")
-    name = f"{parts.path.lstrip('/') or 'tablecheck'}_serving"
-    admin = urlunsplit(parts._replace(path="/postgres"))
-
-    def run(sql: str) -> None:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(sql)
-
-    run(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    run(f'CREATE DATABASE "{name}"')
-    return urlunsplit(parts._replace(path=f"/{name}")), lambda: run(
-        f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
-    )
+    name = f"{urlsplit(url).path.lstrip('/') or 'tablecheck'}_serving"
+    return fresh_database(url, name)
 
 
 def production_env(database_url: str, redis_url: str, args: argparse.Namespace) -> dict[str, str]:
@@ -510,7 +496,7 @@ def parse_args() -> argparse.Namespace:
 
 
 async def run(args: argparse.Namespace) -> None:
-    database_url, drop = fresh_database(args.database_url)
+    database_url, drop = serving_database(args.database_url)
     try:
         env = production_env(database_url, args.redis_url, args)
         prepared = subprocess.run(
