@@ -158,40 +158,63 @@ def db_values(
     fields: tuple[models.Field, ...], values: Sequence[Any], db: BaseDatabaseWrapper
 ) -> list[Any]:
     """``field.get_db_prep_save(value, db)`` of each field and value, as the ORM's INSERT
-    prepares them, without the calls that would give the value back as it is: a value of the
-    type the field keeps unchanged on this database (a str for a text field, a UUID for a
-    UUID field where the database has the type, …), or None for a nullable field. (With `new`,
-    0.9 % of a check's instructions: bench/check_path.py's check under callgrind.)"""
+    prepares them, without the calls where the answer is known from the value's type: a value
+    the field keeps unchanged on this database (a str for a text field, a UUID for a UUID
+    field where the database has the type, …) or wraps in a type of its own (an int in
+    psycopg's Int4 or Int8 on PostgreSQL, which server-side binding needs), or None for a
+    nullable field."""
     plan = _plain_types(fields, db.alias)
     return [
-        value
-        if type(value) is kind or (value is None and nullable)
+        (value if wrap is None else wrap(value))
+        if type(value) is kind
+        else value
+        if value is None and nullable
         else field.get_db_prep_save(value, db)
-        for field, value, (kind, nullable) in zip(fields, values, plan, strict=True)
+        for field, value, (kind, nullable, wrap) in zip(fields, values, plan, strict=True)
     ]
 
 
+Plan = tuple[type | None, bool, Callable[[Any], Any] | None]
+
+
 @cache
-def _plain_types(
-    fields: tuple[models.Field, ...], alias: str
-) -> tuple[tuple[type | None, bool], ...]:
-    """For each field, the type whose values it stores unchanged on the database of ``alias``
-    (tried: the field must give a sample back as the very object), and whether None is one."""
+def _plain_types(fields: tuple[models.Field, ...], alias: str) -> tuple[Plan, ...]:
+    """For each field, the type whose values it stores unchanged or wrapped on the database of
+    ``alias`` (tried: the field must give a sample back as the very object, or as that object
+    wrapped, `_wrapper`), whether None is one, and the wrapper (None: unchanged)."""
     db = connections[alias]
-    plan: list[tuple[type | None, bool]] = []
+    plan: list[Plan] = []
     for field in fields:
-        kind = None
+        kind, wrap = None, None
         if type(field) in _PLAIN_FIELDS:
-            kind = next((type(sample) for sample in _SAMPLES if _kept(field, sample, db)), None)
-        plan.append((kind, kind is not None and field.null))
+            for sample in _SAMPLES:
+                found, wrap = _prepared_as(field, sample, db)
+                if found:
+                    kind = type(sample)
+                    break
+        plan.append((kind, kind is not None and field.null, wrap))
     return tuple(plan)
 
 
-def _kept(field: models.Field, sample: Any, db: BaseDatabaseWrapper) -> bool:
+def _prepared_as(
+    field: models.Field, sample: Any, db: BaseDatabaseWrapper
+) -> tuple[bool, Callable[[Any], Any] | None]:
+    """Whether ``field`` (one of Django's own, `_PLAIN_FIELDS`) prepares values of the sample's
+    type alike: kept as they are (no wrapper), or wrapped in a subclass of their type holding
+    the same value (the wrapper: an integer field's on PostgreSQL, chosen by the field's type,
+    not by the value; tried with a second value all the same)."""
     try:
-        return field.get_db_prep_save(sample, db) is sample
+        prepared = field.get_db_prep_save(sample, db)
+        if prepared is sample:
+            return True, None
+        wrapper = type(prepared)
+        if not (issubclass(wrapper, type(sample)) and prepared == sample):
+            return False, None
+        other = -sample
+        again = field.get_db_prep_save(other, db)
     except (TypeError, ValueError, ValidationError):
-        return False
+        return False, None
+    return (True, wrapper) if type(again) is wrapper and again == other else (False, None)
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
