@@ -222,7 +222,7 @@ def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
     (server-side binding, planned once per connection), Django's cursor on SQLite."""
     from eventlog.recorders import recorder
 
-    return recorder(connection.alias).fetch(sql, params)
+    return recorder().fetch(sql, params)
 
 
 def fetchone_locked(campaign_id: int, sql: str, params: Sequence[Any]) -> tuple | None:
@@ -230,7 +230,7 @@ def fetchone_locked(campaign_id: int, sql: str, params: Sequence[Any]) -> tuple 
     (`Recorder.fetch_locked`): the read sees what the lock's last holder committed."""
     from eventlog.recorders import recorder
 
-    found = recorder(connection.alias).fetch_locked(campaign_id, sql, params)
+    found = recorder().fetch_locked(campaign_id, sql, params)
     return found[0] if found else None
 
 
