@@ -263,6 +263,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "campaign.api.errors.exception_handler",
     "DEFAULT_PARSER_CLASSES": ["campaign.limits.BoundedJSONParser"],
     "DEFAULT_THROTTLE_CLASSES": ["accounts.throttles.WriteThrottle"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.RememberedNegotiation",
 }
 # Writes per user (rolls, follow-ups, sheets…, over the API and the socket): far above any real
 # table's pace.
