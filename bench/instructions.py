@@ -6,16 +6,19 @@ The client side of `bench/check_path.py`'s first figure (CPU per check, one writ
 instead of a time: the same check (`check_path._check_runner`, the production WSGI application
 and settings, its live broadcast rendered on the publishing thread) and the same view floor
 (`check_path._view_floor_runner`), each run in a process under valgrind's callgrind, which
-counts the instructions every thread of the process executes in user space. A count is the
-same from run to run (within 0.2 %) whatever else the machine does, where CPU times on these
-shared machines move by a third from one minute to the next: it tells a change's worth, a cut
-of 1 % included, where timing cannot. What it leaves out: the kernel's share (system calls:
+counts the instructions every thread of the process executes in user space. A count is
+nearly the same from run to run (within 0.3 % over 100 checks with the string hashing fixed,
+as here) whatever else the machine does, where CPU times on these shared machines move by a
+third from one minute to the next: it tells a change's worth, a cut of 1 % included (over a
+few hundred checks), where timing cannot. What it leaves out: the kernel's share (system calls:
 about a third of a round trip's CPU), PostgreSQL's CPU, and what a cache miss costs. The time
 figures stay `check_path.py`'s.
 
 Each side runs twice, with 100 requests to warm it and then none or ``--requests`` more (a
 process's start, Django's setup and the warm-up are the same in both): the difference over
-``--requests`` is a request's count. Four processes under callgrind: about five minutes.
+``--requests`` is a request's count. Four processes under callgrind: about five minutes. What
+still moves a count between runs (about 0.5 % over 100 checks, 2026-12-06) is the dice: a roll
+that explodes does more; more requests average it out.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def count(env: dict, mode: str, requests: int, setup_json: str) -> int:
                 str(requests),
                 setup_json,
             ],
-            env=env,
+            env={**env, "PYTHONHASHSEED": "0"},  # one hashing of strings: one dict layout
             cwd=HERE.parent,
             capture_output=True,
             text=True,
