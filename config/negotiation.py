@@ -5,7 +5,9 @@ renderers, yet DRF parses the header and matches it anew each time (about 1 % of
 instructions). The answer depends on nothing else (the ``?format=`` override or a format suffix,
 the header, the renderers offered), so it is worked out once per combination by DRF's own code
 and remembered (for a header of up to LONGEST_REMEMBERED characters, 256 combinations at most);
-a request DRF would refuse (406, or 404 for an unknown format) is left to DRF.
+a request DRF would refuse (406, or 404 for an unknown format) is left to DRF. The renderers are
+told apart by their classes: the API's views configure them by class (`renderer_classes`), and
+none overrides `get_renderers` with instances set up otherwise.
 """
 
 from __future__ import annotations

@@ -180,8 +180,7 @@ Plan = tuple[type | None, bool, Callable[[Any], Any] | None]
 @cache
 def _plain_types(fields: tuple[models.Field, ...], alias: str) -> tuple[Plan, ...]:
     """For each field, the type whose values it stores unchanged or wrapped on the database of
-    ``alias`` (tried: the field must give a sample back as the very object, or as that object
-    wrapped, `_wrapper`), whether None is one, and the wrapper (None: unchanged)."""
+    ``alias`` (tried, `_prepared_as`), whether None is one, and the wrapper (None: unchanged)."""
     db = connections[alias]
     plan: list[Plan] = []
     for field in fields:
@@ -200,21 +199,20 @@ def _prepared_as(
     field: models.Field, sample: Any, db: BaseDatabaseWrapper
 ) -> tuple[bool, Callable[[Any], Any] | None]:
     """Whether ``field`` (one of Django's own, `_PLAIN_FIELDS`) prepares values of the sample's
-    type alike: kept as they are (no wrapper), or wrapped in a subclass of their type holding
-    the same value (the wrapper: an integer field's on PostgreSQL, chosen by the field's type,
-    not by the value; tried with a second value all the same)."""
+    type alike: kept as they are (no wrapper), or, for an int, wrapped in a subclass of int
+    holding the same value (the wrapper: an integer field's on PostgreSQL, chosen by the field's
+    type, not by the value; tried with a second value all the same)."""
     try:
         prepared = field.get_db_prep_save(sample, db)
         if prepared is sample:
             return True, None
         wrapper = type(prepared)
-        if not (issubclass(wrapper, type(sample)) and prepared == sample):
+        if type(sample) is not int or not (issubclass(wrapper, int) and prepared == sample):
             return False, None
-        other = -sample
-        again = field.get_db_prep_save(other, db)
+        again = field.get_db_prep_save(-sample, db)
     except (TypeError, ValueError, ValidationError):
         return False, None
-    return (True, wrapper) if type(again) is wrapper and again == other else (False, None)
+    return (True, wrapper) if type(again) is wrapper and again == -sample else (False, None)
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
