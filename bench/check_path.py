@@ -291,20 +291,31 @@ def _check_runner(
     key = iter(range(10**9))
     prefix = f"bench-{os.getpid()}-"
 
+    from eventlog.recorders.postgres import PostgresRecorder
     from rolls.checks import services
 
-    lock_table = services.lock_table
+    lock_table, fetch = services.lock_table, PostgresRecorder.fetch
+    granted: list[float] = []
+
+    def timed_fetch(self, sql: str, params) -> list[tuple]:
+        rows = fetch(self, sql, params)
+        if not granted and "FOR UPDATE" in sql:
+            granted.append(time.perf_counter())
+        return rows
 
     def timed_lock_table(*args, **kwargs):
-        """The service's one locking statement (a prepared statement on the raw connection,
-        which Django's execute wrappers do not see), timed from its return to COMMIT."""
+        """The service's locking statement (a prepared statement on the raw connection, which
+        Django's execute wrappers do not see), timed from its first return to COMMIT: a writer
+        that waited reads the table again under the lock, and that is held time too."""
+        granted.clear()
         locked_table = lock_table(*args, **kwargs)
         backends.add(connection.connection.info.backend_pid)
-        locked = time.perf_counter()
+        locked = granted[0] if granted else time.perf_counter()
         transaction.on_commit(lambda: holds.append(time.perf_counter() - locked))
         return locked_table
 
     services.lock_table = timed_lock_table
+    PostgresRecorder.fetch = timed_fetch
 
     def one() -> None:
         if count_statements:

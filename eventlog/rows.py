@@ -223,12 +223,12 @@ def fetch(sql: str, params: Sequence[Any]) -> list[tuple]:
     return recorder().fetch(sql, params)
 
 
-def fetchone_locked(campaign_id: int, sql: str, params: Sequence[Any]) -> tuple | None:
-    """`fetchone` once this transaction holds the campaign's stream lock, in one round trip
-    (`Recorder.fetch_locked`): the read sees what the lock's last holder committed."""
+def fetchone_locked(sql: str, params: Sequence[Any]) -> tuple | None:
+    """`fetchone` taking the campaign's stream lock in the same round trip (`Recorder.fetch_locked`:
+    ``sql`` joins the head's row as `cc`): the read sees what the lock's last holder committed."""
     from eventlog.recorders import recorder
 
-    found = recorder().fetch_locked(campaign_id, sql, params)
+    found = recorder().fetch_locked(sql, params)
     return found[0] if found else None
 
 

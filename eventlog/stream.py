@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -48,22 +49,23 @@ def lock_stream(campaign_id: int) -> Campaign:
     if not connection.in_atomic_block:
         raise RuntimeError("lock_stream() must run inside transaction.atomic()")
     owners = stream_owners().model
-    table = owners._meta.db_table
-    # Hand-written and prepared: the ORM's query building costs more than the lock.
-    row = rows.fetchone(
-        f"SELECT {rows.columns(owners, table)} FROM {table} WHERE {table}.id = %s"
-        + lock_clause(table),
-        (campaign_id,),
-    )
+    row = rows.fetchone(_lock_sql(connection.vendor), (campaign_id,))
     if row is None:
         raise owners.DoesNotExist(f"no campaign {campaign_id}")
     return held(rows.instance(owners, row))
 
 
-def lock_clause(table: str = "campaign_campaign") -> str:
-    """What ends a caller's own `SELECT … FROM campaign_campaign …` that takes the stream lock
-    (joining what it decides on in the same round trip); pass the row to `held` afterwards."""
-    return f" FOR UPDATE OF {table}" if connection.vendor == "postgresql" else ""
+@cache  # hand-written and prepared: the ORM's query building costs more than the lock
+def _lock_sql(vendor: str) -> str:
+    """On PostgreSQL an UPDATE that changes nothing, not a SELECT … FOR UPDATE: it leaves the
+    head's row a new version even when the holder appends nothing, which is how a check, whose
+    one statement locks and reads, tells that it waited for a holder that committed
+    (`eventlog.recorders.postgres.locked_read_sql`)."""
+    table = stream_owners().model._meta.db_table
+    columns = rows.columns(stream_owners().model, table)
+    if vendor == "postgresql":
+        return f"UPDATE {table} SET head_seq = head_seq WHERE id = %s RETURNING {columns}"
+    return f"SELECT {columns} FROM {table} WHERE {table}.id = %s"
 
 
 def held(campaign: Campaign) -> Campaign:

@@ -42,6 +42,10 @@ def event_fields() -> tuple[models.Field, ...]:
     return tuple(Event._meta.concrete_fields)
 
 
+# What a locked read (`Recorder.fetch_locked`) calls the stream head's row.
+HEAD_ALIAS = "cc"
+
+
 @cache
 def head_table() -> str:
     from eventlog.models import stream_owners
@@ -142,9 +146,11 @@ class Recorder(Protocol):
         """The rows of a hand-written read (``%s`` placeholders), prepared where the backend
         can: the hot path's joins (`eventlog.rows.fetch`)."""
 
-    def fetch_locked(self, campaign_id: int, sql: str, params: Sequence[Any]) -> list[tuple]:
-        """`fetch`, once this transaction holds the campaign's stream lock (until it ends), in
-        one round trip: the read sees everything the lock's last holder committed."""
+    def fetch_locked(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """`fetch` taking the campaign's stream lock (until the transaction ends) in the same
+        round trip, where no writer waits: ``sql`` is a SELECT that joins the head's row as
+        `HEAD_ALIAS` (`SELECT … FROM campaign_campaign cc … WHERE cc.id = %s`). The rows show
+        everything the lock's last holder committed."""
 
     def page(
         self,

@@ -20,6 +20,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from eventlog.chain import CanonicalEncoder, timestamp
 from eventlog.recorders import (
+    HEAD_ALIAS,
     HeadMoved,
     Paged,
     Recorded,
@@ -57,9 +58,20 @@ def append_ctes(count: int) -> str:
 
 
 @cache
-def lock_sql() -> str:
-    """The stream lock alone: the head's row, locked until the transaction ends."""
-    return f"SELECT 1 FROM {head_table()} WHERE id = %s FOR UPDATE"
+def locked_read_sql(sql: str) -> str:
+    """``sql`` (`Recorder.fetch_locked`'s: a SELECT joining the head's row as `HEAD_ALIAS`)
+    taking the stream lock itself, after a first column saying whether the head's row it locked
+    is the version the statement's snapshot reads. It is not when the lock waited for a holder
+    that committed (found as EvalPlanQual finds it: the locked row is the newest version, every
+    other row the snapshot's); every holder leaves the row a new version (an append moves the
+    head, `eventlog.stream.lock_stream` is an UPDATE), so an unchanged version means no holder
+    committed since the snapshot was taken."""
+    if not sql.startswith("SELECT "):
+        raise ValueError("a locked read is a SELECT")
+    return (
+        f"SELECT (SELECT h.xmin = {HEAD_ALIAS}.xmin FROM {head_table()} h "
+        f"WHERE h.id = {HEAD_ALIAS}.id), {sql.removeprefix('SELECT ')} FOR UPDATE OF {HEAD_ALIAS}"
+    )
 
 
 @cache
@@ -249,24 +261,20 @@ class PostgresRecorder:
         logged(self.connection, sql, began)
         return rows
 
-    def fetch_locked(self, campaign_id: int, sql: str, params: Sequence[Any]) -> list[tuple]:
-        """The row lock and the read in one pipeline. One statement locking the campaign and
-        joining the rest would read the rest as of its start: a writer that waited for the lock
-        would see the tables as they were before the holder it waited for committed, and have
-        to read them again under the lock (a round trip per check when writers queue). The
-        pipeline's read is a statement of its own, whose snapshot is taken once the lock is
-        granted."""
-        began = time.monotonic()
-        with self._cursor() as lock, psycopg.Cursor(self.connection.connection) as read:
-            with self.connection.connection.pipeline():
-                lock.execute(lock_sql(), (campaign_id,), prepare=True)
-                read.execute(sql, params, prepare=True)
-            rows = read.fetchall()
-        logged(self.connection, lock_sql(), began)
-        if self.connection.queries_logged:  # for counting round trips, not only statements
-            self.connection.queries_log[-1]["pipelined"] = True
-        logged(self.connection, sql, began)
-        return rows
+    def fetch_locked(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """One statement takes the lock and reads (`locked_read_sql`), as of its start: when
+        the lock waited for a holder that committed meanwhile, the same statement again, under
+        the lock now held, sees what the holder wrote. A writer that found the lock free (a
+        table's checks, seconds apart) makes one round trip; one that queued behind another,
+        two. Sending the lock and the read as two statements in one pipeline cost every check
+        more (about 0.14 ms of this process's CPU and 0.05 ms of the server's) than the second
+        read costs a writer that waited."""
+        locked = locked_read_sql(sql)
+        for _ in range(2):
+            rows = self.fetch(locked, params)
+            if not rows or rows[0][0]:
+                break
+        return [row[1:] for row in rows]
 
     def replay_rows(
         self, campaign_id: int, *, after: int = 0, batch: int = 5000

@@ -137,7 +137,7 @@ class SqliteRecorder:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
-    def fetch_locked(self, campaign_id: int, sql: str, params: Sequence[Any]) -> list[tuple]:
+    def fetch_locked(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         # The write transaction (BEGIN IMMEDIATE) is the lock: no writer commits meanwhile.
         return self.fetch(sql, params)
 

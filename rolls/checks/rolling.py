@@ -238,7 +238,7 @@ def lock_table(
         f"FROM {Campaign._meta.db_table} cc", shape, leading=f"{columns(Campaign, 'cc')}, "
     )
     params = _table_params(shape, param, read_before.pk, _uuid_param(call_id))
-    row = fetchone_locked(read_before.pk, sql, params)
+    row = fetchone_locked(sql, params)
     if row is None:
         raise Campaign.DoesNotExist(f"no campaign {read_before.pk}")
     campaign = held(instance(Campaign, row[:n]))
@@ -286,7 +286,7 @@ def lock_followed_check(read_before: Campaign, seq: int) -> tuple[Campaign, Chec
         ),
     )
     in_range = 0 <= seq <= MAX_INT  # a seq no check can have is not sent to the database
-    row = fetchone_locked(read_before.pk, sql, (seq if in_range else -1, read_before.pk))
+    row = fetchone_locked(sql, (seq if in_range else -1, read_before.pk))
     if row is None:
         raise Campaign.DoesNotExist(f"no campaign {read_before.pk}")
     at = width(Campaign)

@@ -18,33 +18,34 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from campaign.models import Campaign
+from campaign.models import Campaign, Character
+from eventlog.stream import lock_stream
 from rolls.checks import services
 from tests.rolls.checks.test_rule_willpower import _give
 
 # Up to and including COMMIT. On PostgreSQL the append goes with the COMMIT as one statement:
 # the event's INSERT, the head's UPDATE, the check row and the key's answer are CTEs of one
-# query (eventlog/commit.py); SQLite runs them one by one. On PostgreSQL the lock and the table
-# are two statements sent together (eventlog/recorders/postgres.py, fetch_locked: the table's
-# snapshot is taken once the lock is granted); on SQLite the write transaction is the lock.
+# query (eventlog/commit.py); SQLite runs them one by one. On PostgreSQL one statement takes
+# the lock and reads the table (eventlog/recorders/postgres.py, fetch_locked: read again only
+# when the lock waited for a holder that committed); on SQLite the write transaction is the lock.
 # The token's statement reads the membership of the campaign too (accounts/authentication.py).
-#   token+membership+campaign · BEGIN · [lock · table · append(+check row) · COMMIT]
-WITHOUT_KEY = {"postgresql": 6, "sqlite": 7}
+#   token+membership+campaign · BEGIN · [lock+table · append(+check row) · COMMIT]
+WITHOUT_KEY = {"postgresql": 5, "sqlite": 7}
 # With a key: the token's statement reads the answer recorded for it too (none, or a replay),
 # and that answer is written in the append's statement on PostgreSQL; the service takes no
 # savepoint inside the key's transaction (campaign/idempotency.py, service_transaction).
-#   BEGIN · token+membership+campaign+key · [lock · table · append(+check row, +answer) · COMMIT]
-WITH_KEY = {"postgresql": 6, "sqlite": 8}
+#   BEGIN · token+membership+campaign+key · [lock+table · append(+check row, +answer) · COMMIT]
+WITH_KEY = {"postgresql": 5, "sqlite": 8}
 # From the statement that takes the stream lock to COMMIT.
 UNDER_LOCK = {
-    (False, "postgresql"): 4,
+    (False, "postgresql"): 3,
     (False, "sqlite"): 5,
-    (True, "postgresql"): 4,
+    (True, "postgresql"): 3,
     (True, "sqlite"): 6,
 }
 # Round trips under the lock on PostgreSQL: the lock with the table, then the COMMIT, which
-# carries the append with the check row and the key's answer (eventlog/commit.py) — also for a
-# writer that waited for the lock while another committed.
+# carries the append with the check row and the key's answer (eventlog/commit.py). A writer that
+# waited for the lock while another committed reads the table once more.
 ROUND_TRIPS_UNDER_LOCK = 2
 BROADCAST_AT_MOST = 1  # after COMMIT: the roster (rolls/live/broadcast.py, rolls/reads/present.py)
 
@@ -82,9 +83,10 @@ def _split(statements: list[str]) -> tuple[list[str], list[str], list[str]]:
 
 
 def _takes_the_lock(sql: str) -> bool:
-    """The first statement under the stream lock (rolls/checks/rolling.py lock_table): the lock
-    itself on PostgreSQL (eventlog/recorders/postgres.py lock_sql), the table on SQLite."""
-    return sql.startswith("SELECT 1 FROM campaign_campaign") or sql.startswith("SELECT cc.id")
+    """The first statement under the stream lock (rolls/checks/rolling.py lock_table): the table
+    read with the lock on PostgreSQL (eventlog/recorders/postgres.py locked_read_sql), the table
+    on SQLite (whose write transaction is the lock)."""
+    return "FOR UPDATE OF cc" in sql or sql.startswith("SELECT cc.id")
 
 
 def _round_trips(entries: list[dict]) -> list[str]:
@@ -117,8 +119,8 @@ def test_a_check_runs_a_fixed_number_of_statements(table, users, key):
 def test_a_check_reads_nothing_back_and_locks_once(table, users):
     request, locked, _ = _split(_roll(table("cofd", manual=True), users, "read-back-key"))
     reads = [sql for sql in locked if sql.lstrip().upper().startswith("SELECT")]
-    # The table (periods, seed, character), after the lock on PostgreSQL (sent together).
-    assert len(reads) == (2 if connection.vendor == "postgresql" else 1), _listing(reads)
+    # The table (periods, seed, character), with the lock on PostgreSQL.
+    assert len(reads) == 1, _listing(reads)
     assert sum("FOR UPDATE" in sql for sql in request) <= 1, _listing(request)
     memberships = [sql for sql in request if "campaign_membership" in sql]
     assert len(memberships) == 1, _listing(memberships)  # the role, read once (with the token)
@@ -135,10 +137,11 @@ def test_under_the_lock_a_check_waits_for_the_database_twice(table, users, key):
 
 @pytest.mark.postgres  # SQLite's writers never wait inside a statement: BEGIN IMMEDIATE waits
 @pytest.mark.django_db(transaction=True)
-def test_a_check_that_waited_for_the_lock_reads_what_the_holder_committed_in_one_trip(table, users):
+def test_a_check_that_waited_for_the_lock_reads_what_the_holder_committed(table, users):
     """Another writer holds the lock and commits a roll (it took the session's next roll key)
-    while this check waits: the check's table, read in the lock's own round trip, has the key
-    after it — it neither decides on the tables as they were before nor reads them again."""
+    while this check waits: the check's locking statement read the tables as they were when it
+    started, so it reads them once more under the lock, and decides on the key after the
+    holder's — one round trip more than a check that found the lock free."""
     t = table("cofd", manual=False)  # server dice: each roll takes the session's next key
     _give(t, "alice", 1)
     holding, release, held = threading.Event(), threading.Event(), {}
@@ -188,7 +191,66 @@ def test_a_check_that_waited_for_the_lock_reads_what_the_holder_committed_in_one
     assert answer.status_code == 201, answer.content
     assert answer.json()["data"]["dice_key"]["index"] == held["index"] + 1
     trips = _round_trips(held["entries"])
-    assert len(trips) == ROUND_TRIPS_UNDER_LOCK, _listing(trips)
+    assert len(trips) == ROUND_TRIPS_UNDER_LOCK + 1, _listing(trips)
+    assert trips[0] == trips[1] and "FOR UPDATE OF cc" in trips[0], _listing(trips)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("ends", ["commits", "rolls back"])
+def test_a_holder_that_appends_nothing_is_seen_by_the_check_that_waited(table, users, ends):
+    """A writer under `lock_stream` that changes what a check decides on without an event (a
+    sheet edited by hand here; a future service that forgets its event) and commits: the check
+    that waited rolls the sheet as committed (Wits 5, not 3), because the lock itself leaves the
+    head's row a new version. One that rolls back leaves the row as it was: the check that
+    waited reads once, as one that found the lock free."""
+    t = table("cofd", manual=False)
+    sheet = Character.objects.get(pk=t.characters["alice"].pk)
+    wits = {**sheet.traits, "attributes": {**sheet.traits["attributes"], "Wits": 5}}
+    holding, release, held = threading.Event(), threading.Event(), {}
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                lock_stream(t.campaign.pk)
+                Character.objects.filter(pk=sheet.pk).update(traits=wits)
+                holding.set()
+                release.wait(30)
+                transaction.set_rollback(ends == "rolls back")
+        finally:
+            connection.close()
+
+    def wait_and_roll() -> None:
+        try:
+            with CaptureQueriesContext(connection) as captured:
+                held["answer"] = t.clients["alice"].post(
+                    f"{t.url}/checks/",
+                    {"character": str(sheet.pk), "traits": ["Wits"]},
+                    format="json",
+                )
+            held["entries"] = captured.captured_queries
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(30)
+    waiter = threading.Thread(target=wait_and_roll)
+    waiter.start()
+    try:
+        _until_a_backend_waits_for_a_lock()
+    finally:
+        release.set()
+        holder.join(30)
+        waiter.join(30)
+        # The log's sheet again: the teardown rebuilds the read models from the log.
+        Character.objects.filter(pk=sheet.pk).update(traits=sheet.traits)
+    answer = held["answer"]
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["data"]["rolls"][0]["check"]["pool"] == (5 if ends == "commits" else 3)
+    trips = _round_trips(held["entries"])
+    extra = 1 if ends == "commits" else 0
+    assert len(trips) == ROUND_TRIPS_UNDER_LOCK + extra, _listing(trips)
 
 
 def _until_a_backend_waits_for_a_lock(seconds: float = 30) -> None:
