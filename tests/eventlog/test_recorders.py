@@ -12,6 +12,7 @@ import contextlib
 from datetime import UTC, datetime
 from uuid import uuid4
 
+import psycopg
 import pytest
 from django.db import connection, transaction
 
@@ -144,6 +145,44 @@ def test_statements_on_the_driver_connection_are_counted(make_campaign):
         recorder().append(_chained(locked, 1), expected_seq=locked.head_seq)
     appended = [q["sql"] for q in captured.captured_queries if "INSERT" in q["sql"]]
     assert len(appended) == 1
+
+
+def _locked_elsewhere(campaign_id: int) -> bool:
+    """Whether another connection finds the campaign's stream lock taken (PostgreSQL)."""
+    settings = connection.settings_dict
+    with psycopg.connect(
+        host=settings["HOST"],
+        port=settings["PORT"] or None,
+        user=settings["USER"],
+        password=settings["PASSWORD"] or None,
+        dbname=settings["NAME"],
+        autocommit=True,
+    ) as other:
+        try:
+            other.execute(
+                "SELECT 1 FROM campaign_campaign WHERE id = %s FOR UPDATE NOWAIT", [campaign_id]
+            )
+        except psycopg.errors.LockNotAvailable:
+            return True
+    return False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_read_reads_as_fetch_and_holds_the_stream_to_the_end(make_campaign):
+    """`fetch_locked` gives the rows `fetch` gives for the same read (one that joins the head's
+    row as `cc`), and on PostgreSQL the stream stays locked until the transaction ends (on
+    SQLite the write transaction is the lock)."""
+    campaign = make_campaign("cofd")
+    sql = "SELECT cc.id, cc.head_seq, cc.name FROM campaign_campaign cc WHERE cc.id = %s"
+    expected = [(campaign.pk, campaign.head_seq, campaign.name)]
+    postgresql = connection.vendor == "postgresql"
+    with transaction.atomic():
+        assert recorder().fetch_locked(sql, [campaign.pk]) == expected
+        assert recorder().fetch(sql, [campaign.pk]) == expected
+        assert not postgresql or _locked_elsewhere(campaign.pk)
+    assert not postgresql or not _locked_elsewhere(campaign.pk)
+    with transaction.atomic():
+        assert recorder().fetch_locked(sql, [campaign.pk + 1000]) == []
 
 
 def _prepared_appends() -> int:
