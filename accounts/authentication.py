@@ -35,7 +35,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
         campaign_id = kwargs.get("campaign_id")
         self.campaign_id = campaign_id if isinstance(campaign_id, int) else None
         # And a write's recorded answer for its key (idempotency.earlier_answer takes it).
-        key = None if request.method in SAFE_METHODS else request.headers.get(idempotency.HEADER)
+        key = None if request.method in SAFE_METHODS else request.META.get(idempotency.META_KEY)
         self.key = key if self.campaign_id is not None and idempotency.valid_key(key) else None
         return super().authenticate(request)
 

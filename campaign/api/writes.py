@@ -14,7 +14,7 @@ from rest_framework.views import APIView
 from campaign import idempotency
 from eventlog.writers import writer_slot
 
-HEADER = idempotency.HEADER
+HEADER, META_KEY = idempotency.HEADER, idempotency.META_KEY
 
 
 class _Replay(Exception):
@@ -31,7 +31,7 @@ class WriteView(APIView):
         if request.method in SAFE_METHODS:
             return super().dispatch(request, *args, **kwargs)
         with writer_slot(kwargs.get("campaign_id")):
-            self._key = request.headers.get(HEADER)
+            self._key = request.META.get(META_KEY)
             if self._key is None:
                 return super().dispatch(request, *args, **kwargs)
             body = idempotency.canonical_json(request.body)
