@@ -1,13 +1,44 @@
-"""Django's PostgreSQL backend, with writes that ride with the COMMIT (eventlog/commit.py)."""
+"""Django's PostgreSQL backend, with writes that ride with the COMMIT (eventlog/commit.py) and
+times loaded by psycopg's C loader."""
 
 from __future__ import annotations
 
+from datetime import tzinfo
+from functools import cache
 from typing import Any
 
 from django.db.backends.postgresql import base
 from django.db.backends.utils import debug_transaction
+from psycopg import adapt
+from psycopg._cmodule import _psycopg  # psycopg's C build (binary or c), None without one
 
 from eventlog import commit
+
+
+class _TimestamptzLoader(adapt.Loader):
+    """Django's timestamptz loader (`psycopg_any.BaseTzLoader`: psycopg's, then the connection's
+    time zone put in its place) on psycopg's C loader: Django's extends the pure-Python one,
+    which parses each value in Python (9.5 against 2.2 µs a value, 2026-12-06), and the C one
+    cannot be extended."""
+
+    timezone: tzinfo | None = None
+
+    def __init__(self, oid: int, context: adapt.AdaptContext | None = None) -> None:
+        super().__init__(oid, context)
+        self._load = _psycopg.TimestamptzLoader(oid, context).load
+
+    def load(self, data: Any) -> Any:
+        return self._load(data).replace(tzinfo=self.timezone)
+
+
+@cache  # one map per (Django's map, zone), as Django keeps one per zone
+def _adapters(template: adapt.AdaptersMap, timezone: tzinfo | None) -> adapt.AdaptersMap:
+    """Django's adapters map for a connection with the C-based timestamptz loader in it, on
+    the zone Django's own was made for (`create_cursor` compares that `timezone`)."""
+    adapters = adapt.AdaptersMap(template)
+    loader = type("SpecificTzLoader", (_TimestamptzLoader,), {"timezone": timezone})
+    adapters.register_loader("timestamptz", loader)
+    return adapters
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
@@ -15,6 +46,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.queued_writes: list[commit.Queued] = []
         self.execute_wrappers.append(self._send_queued_first)
+
+    def get_connection_params(self) -> dict[str, Any]:
+        params = super().get_connection_params()
+        if _psycopg is not None and "context" in params:
+            params["context"] = _adapters(params["context"], self.timezone)
+        return params
 
     def _send_queued_first(self, execute, sql, params, many, context):
         if self.queued_writes:
