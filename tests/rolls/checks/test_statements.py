@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.db import connection, transaction
@@ -135,32 +137,19 @@ def test_under_the_lock_a_check_waits_for_the_database_twice(table, users, key):
     assert trips[-1].upper().startswith("COMMIT")
 
 
-@pytest.mark.postgres  # SQLite's writers never wait inside a statement: BEGIN IMMEDIATE waits
-@pytest.mark.django_db(transaction=True)
-def test_a_check_that_waited_for_the_lock_reads_what_the_holder_committed(table, users):
-    """Another writer holds the lock and commits a roll (it took the session's next roll key)
-    while this check waits: the check's locking statement read the tables as they were when it
-    started, so it reads them once more under the lock, and decides on the key after the
-    holder's — one round trip more than a check that found the lock free."""
-    t = table("cofd", manual=False)  # server dice: each roll takes the session's next key
-    _give(t, "alice", 1)
+def _roll_behind(t, write: Callable[[], None], rollback: bool = False) -> tuple[Any, list]:
+    """Alice's check of Wits (server dice) sent while another writer holds the stream lock:
+    ``write`` runs in that writer's transaction, which waits until the check waits for the
+    lock, then commits (or rolls back). The check's answer and its statements."""
     holding, release, held = threading.Event(), threading.Event(), {}
 
     def hold() -> None:
         try:
             with transaction.atomic():
-                check = services.check_roll(
-                    campaign=Campaign.objects.get(pk=t.campaign.pk),
-                    actor=users["alice"],
-                    request={
-                        "character": str(t.characters["alice"].pk),
-                        "traits": ["Wits"],
-                        "willpower": True,  # a change of the character's row too
-                    },
-                )
-                held["index"] = check.key_index
+                write()
                 holding.set()
                 release.wait(30)
+                transaction.set_rollback(rollback)
         finally:
             connection.close()
 
@@ -187,10 +176,36 @@ def test_a_check_that_waited_for_the_lock_reads_what_the_holder_committed(table,
         release.set()
         holder.join(30)
         waiter.join(30)
-    answer = held["answer"]
-    assert answer.status_code == 201, answer.content
+    assert held["answer"].status_code == 201, held["answer"].content
+    return held["answer"], held["entries"]
+
+
+@pytest.mark.postgres  # SQLite's writers never wait inside a statement: BEGIN IMMEDIATE waits
+@pytest.mark.django_db(transaction=True)
+def test_a_check_that_waited_for_the_lock_reads_what_the_holder_committed(table, users):
+    """Another writer holds the lock and commits a roll (it took the session's next roll key)
+    while this check waits: the check's locking statement read the tables as they were when it
+    started, so it reads them once more under the lock, and decides on the key after the
+    holder's — one round trip more than a check that found the lock free."""
+    t = table("cofd", manual=False)  # server dice: each roll takes the session's next key
+    _give(t, "alice", 1)
+    held = {}
+
+    def roll() -> None:
+        check = services.check_roll(
+            campaign=Campaign.objects.get(pk=t.campaign.pk),
+            actor=users["alice"],
+            request={
+                "character": str(t.characters["alice"].pk),
+                "traits": ["Wits"],
+                "willpower": True,  # a change of the character's row too
+            },
+        )
+        held["index"] = check.key_index
+
+    answer, entries = _roll_behind(t, roll)
     assert answer.json()["data"]["dice_key"]["index"] == held["index"] + 1
-    trips = _round_trips(held["entries"])
+    trips = _round_trips(entries)
     assert len(trips) == ROUND_TRIPS_UNDER_LOCK + 1, _listing(trips)
     assert trips[0] == trips[1] and "FOR UPDATE OF cc" in trips[0], _listing(trips)
 
@@ -207,48 +222,17 @@ def test_a_holder_that_appends_nothing_is_seen_by_the_check_that_waited(table, u
     t = table("cofd", manual=False)
     sheet = Character.objects.get(pk=t.characters["alice"].pk)
     wits = {**sheet.traits, "attributes": {**sheet.traits["attributes"], "Wits": 5}}
-    holding, release, held = threading.Event(), threading.Event(), {}
 
-    def hold() -> None:
-        try:
-            with transaction.atomic():
-                lock_stream(t.campaign.pk)
-                Character.objects.filter(pk=sheet.pk).update(traits=wits)
-                holding.set()
-                release.wait(30)
-                transaction.set_rollback(ends == "rolls back")
-        finally:
-            connection.close()
+    def edit() -> None:
+        lock_stream(t.campaign.pk)
+        Character.objects.filter(pk=sheet.pk).update(traits=wits)
 
-    def wait_and_roll() -> None:
-        try:
-            with CaptureQueriesContext(connection) as captured:
-                held["answer"] = t.clients["alice"].post(
-                    f"{t.url}/checks/",
-                    {"character": str(sheet.pk), "traits": ["Wits"]},
-                    format="json",
-                )
-            held["entries"] = captured.captured_queries
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    assert holding.wait(30)
-    waiter = threading.Thread(target=wait_and_roll)
-    waiter.start()
     try:
-        _until_a_backend_waits_for_a_lock()
-    finally:
-        release.set()
-        holder.join(30)
-        waiter.join(30)
-        # The log's sheet again: the teardown rebuilds the read models from the log.
+        answer, entries = _roll_behind(t, edit, rollback=ends == "rolls back")
+    finally:  # the log's sheet again: the teardown rebuilds the read models from the log
         Character.objects.filter(pk=sheet.pk).update(traits=sheet.traits)
-    answer = held["answer"]
-    assert answer.status_code == 201, answer.content
     assert answer.json()["data"]["rolls"][0]["check"]["pool"] == (5 if ends == "commits" else 3)
-    trips = _round_trips(held["entries"])
+    trips = _round_trips(entries)
     extra = 1 if ends == "commits" else 0
     assert len(trips) == ROUND_TRIPS_UNDER_LOCK + extra, _listing(trips)
 
