@@ -56,10 +56,7 @@ def worker(mode: str, requests: int, setup: dict) -> None:
     sys.path.insert(0, str(HERE))
     import check_path
 
-    if mode == "check":
-        run = check_path._check_runner(setup, [], [], False, set())
-    else:
-        run = check_path._view_floor_runner(setup, [], set())
+    run = check_path.side(mode, setup)
     for _ in range(WARM):
         run()
     sys.settrace(traced)

@@ -270,6 +270,15 @@ def _cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def side(mode: str, setup: dict) -> Callable[[], None]:
+    """One request of the check (``mode`` "check") or of the view floor ("viewfloor"), recording
+    nothing: for the benches that measure a side in a process of their own (instructions.py,
+    bytecodes.py, idle.py)."""
+    if mode == "check":
+        return _check_runner(setup, [], [], False, set())
+    return _view_floor_runner(setup, [], set())
+
+
 def _check_runner(
     setup: dict, holds: list, statements: list, count_statements: bool, backends: set
 ):

@@ -43,7 +43,7 @@ def _small_loop() -> None:
 
 
 def worker(setup: dict, rounds: int) -> None:
-    check = check_path._check_runner(setup, [], [], False, set())
+    check = check_path.side("check", setup)
     for _ in range(300):  # warm: imports, first-use reads, prepared statements
         check()
         _small_loop()
