@@ -21,6 +21,7 @@ from eventlog.chain import timestamp
 from eventlog.models import Event
 from eventlog.recorders import HeadMoved, Recorded, recorder
 from eventlog.stream import hash_of, lock_stream
+from tests.live.conftest import database_url
 
 
 def _chained(campaign: Campaign, count: int, **values) -> list[Event]:
@@ -149,15 +150,7 @@ def test_statements_on_the_driver_connection_are_counted(make_campaign):
 
 def _locked_elsewhere(campaign_id: int) -> bool:
     """Whether another connection finds the campaign's stream lock taken (PostgreSQL)."""
-    settings = connection.settings_dict
-    with psycopg.connect(
-        host=settings["HOST"],
-        port=settings["PORT"] or None,
-        user=settings["USER"],
-        password=settings["PASSWORD"] or None,
-        dbname=settings["NAME"],
-        autocommit=True,
-    ) as other:
+    with psycopg.connect(database_url(), autocommit=True) as other:
         try:
             other.execute(
                 "SELECT 1 FROM campaign_campaign WHERE id = %s FOR UPDATE NOWAIT", [campaign_id]
