@@ -52,10 +52,13 @@ def _wait_gone(pid: int, timeout: float = WAIT) -> None:
 @dataclass
 class Postgres:
     """A private cluster. PostgreSQL refuses to run as root, so under root it runs as the
-    `postgres` system user, which then owns the temporary directory."""
+    `postgres` system user, which then owns the temporary directory. ``executable`` runs in
+    place of `postgres` (bench/instructions.py: it under callgrind), with ``settings`` (`-c`)."""
 
     directory: Path
     port: int = 0
+    executable: Path | None = None
+    settings: tuple[str, ...] = ()
 
     @property
     def data(self) -> Path:
@@ -93,12 +96,15 @@ class Postgres:
 
     def start(self) -> None:
         options = f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1"
+        options += "".join(f" -c {setting}" for setting in self.settings)
+        executable = ("-p", str(self.executable)) if self.executable else ()
         deadline = time.monotonic() + WAIT
         while True:
             # After a crash the old backends may still hold the shared memory for a moment.
             result = self._run(
                 str(_pg_bin() / "pg_ctl"),
                 *("-D", str(self.data), "-o", options, "-l", str(self.directory / "log")),
+                *executable,
                 *("-w", "-t", str(WAIT), "start"),
                 check=False,
             )
