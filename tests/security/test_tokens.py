@@ -8,9 +8,15 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rest_framework import authentication as drf
 from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.request import Request
+from rest_framework.test import APIClient, APIRequestFactory
 
+from accounts.authentication import TokenAuthentication
 from accounts.models import SocketTicket
 from accounts.tickets import spend_ticket
 from campaign.services import create_campaign
@@ -145,3 +151,39 @@ def test_no_credentials_is_401_naming_the_token_scheme_and_a_session_still_signs
     page = Client()
     page.force_login(users["alice"])
     assert page.get("/api/campaigns/").status_code == 200
+
+
+AUTHORIZATION_WORDS = st.sampled_from(
+    ["Token", "token", "TOKEN", "Bearer", "Basic", "Tökén", "", " ", "\t", "\xa0", "\x85"]
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    words=st.lists(
+        st.one_of(AUTHORIZATION_WORDS, st.text(st.characters(max_codepoint=255), max_size=45)),
+        max_size=4,
+    ),
+    joiners=st.lists(st.sampled_from([" ", "  ", "\t", "\xa0", ""]), min_size=3, max_size=3),
+    real=st.booleans(),
+)
+def test_any_authorization_header_is_answered_as_drf_answers_it(users, words, joiners, real):
+    """The token class reads the header from WSGI's environ, not DRF's `request.headers`: for
+    every header (a real key, a wrong one, other schemes, whitespace DRF does not split on) it
+    answers as DRF's own class does: the same user, no answer, or the same refusal."""
+    token, _ = Token.objects.get_or_create(user=users["alice"])
+    if real:
+        words = ["Token", token.key, *words][:4]
+    header = "".join(word + joiner for word, joiner in zip(words, [*joiners, ""], strict=False))
+    request = Request(APIRequestFactory().get("/api/campaigns/", HTTP_AUTHORIZATION=header))
+    assert _answer(TokenAuthentication(), request) == _answer(drf.TokenAuthentication(), request)
+
+
+def _answer(authentication, request) -> object:
+    try:
+        found = authentication.authenticate(request)
+    except AuthenticationFailed as refused:
+        return ("refused", str(refused.detail))
+    return None if found is None else found[0].pk
