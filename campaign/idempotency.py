@@ -24,7 +24,6 @@ from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.models import Field
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from psycopg.types.json import Jsonb
 from rest_framework.utils.encoders import JSONEncoder
 
 from campaign.errors import DomainError, InvalidInput
@@ -144,7 +143,7 @@ def earlier_answer(scope: Scope, field: str, user: Any = None) -> Answer | None:
         return None
     if row.fingerprint != scope.fingerprint:
         raise KeyReused(field, _("this key was already used for a different request"))
-    return Answer(row.status, row.body)
+    return Answer(row.status, None if row.body is None else json.loads(row.body), row.body)
 
 
 def record(scope: Scope, answer: Answer) -> None:
@@ -165,7 +164,7 @@ def record(scope: Scope, answer: Answer) -> None:
     }
     fields, sql = _record_statement(tuple(values))
     db = connections[DEFAULT_DB_ALIAS]  # once: each look-up through `connection` costs a µs
-    body = _json_body(values.pop("body"), db.vendor)
+    body = _json_text(values.pop("body"))
     params = rows.db_values(fields[:-1], list(values.values()), db)
     commit.write(db, sql, [*params, body], None)
 
@@ -182,13 +181,10 @@ def _record_statement(names: tuple[str, ...]) -> tuple[tuple[Field, ...], str]:
     return fields, sql
 
 
-def _json_body(answer: Answer, vendor: str) -> Any:
-    """The answer's body as the column takes it: the text sent, or encoded once as the API
+def _json_text(answer: Answer) -> str:
+    """The answer's body as the column keeps it: the text sent, or encoded once as the API
     renders it (UUIDs, times and decimals as DRF's encoder writes them)."""
-    text = answer.text if answer.text is not None else _encode(answer.body)
-    if vendor == "postgresql":
-        return Jsonb(answer.body, dumps=lambda _: text)
-    return text  # SQLite keeps JSON as its text
+    return answer.text if answer.text is not None else _encode(answer.body)
 
 
 _encode = functools.partial(json.dumps, cls=JSONEncoder)

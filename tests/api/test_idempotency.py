@@ -37,6 +37,7 @@ def test_a_retried_roll_returns_the_first_answer_and_rolls_once(world):
     again = post(world, "alice", "checks/", roll_body(world), "roll-1")
     assert first.status_code == again.status_code == 201
     assert again.json() == first.json()
+    assert again.content == first.content  # the text as sent, its keys in their order
     assert again.headers["Idempotent-Replayed"] == "true"
     assert "Idempotent-Replayed" not in first.headers
     assert Event.objects.filter(campaign=world.campaign, seq__gt=head).count() == 1

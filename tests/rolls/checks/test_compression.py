@@ -1,20 +1,16 @@
-"""What a check appends is compressed with lz4 on PostgreSQL (eventlog 0006): pglz, the server's
-default, was a fifth of the server's work for a check, inside the campaign's lock (#17)."""
+"""What a check appends is compressed with lz4 on PostgreSQL (eventlog/migrations/_compression):
+pglz, the server's default, was a fifth of the server's work for a check, inside the campaign's
+lock (#17)."""
 
 from __future__ import annotations
-
-import importlib
 
 import pytest
 from django.db import connection
 
+from eventlog.migrations._compression import APPENDED
 from tests.rolls.checks.test_statements import _roll
 
 pytestmark = pytest.mark.postgres
-
-COLUMNS = importlib.import_module(
-    "eventlog.migrations.0006_appended_values_compressed_with_lz4"
-).COLUMNS
 
 
 def _compression(table: str, column: str) -> str | None:
@@ -32,7 +28,7 @@ def test_a_check_s_rows_are_compressed_with_lz4(table, users):
     _roll(table("cofd", manual=True), users, "compression-key")
     stored = {
         (name, column): _compression(name, column)
-        for name, columns in COLUMNS.items()
+        for name, columns in APPENDED.items()
         for column in columns
     }
     # The event's two copies of its payload and the answer kept for the key pass 2 kB: they
