@@ -118,7 +118,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]))
-    else:
-        sys.exit(main())
+    sys.path.insert(0, str(HERE))
+    import check_path
+
+    check_path.side_script(main, worker)

@@ -279,6 +279,15 @@ def side(mode: str, setup: dict) -> Callable[[], None]:
     return _view_floor_runner(setup, [], set())
 
 
+def side_script(main: Callable[[], int], worker: Callable[[str, int, dict], None]) -> None:
+    """The `__main__` of such a bench: ``--worker MODE REQUESTS SETUP_JSON`` (how it starts
+    its side's process) runs ``worker``, anything else ``main``."""
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]))
+    else:
+        sys.exit(main())
+
+
 def _check_runner(
     setup: dict, holds: list, statements: list, count_statements: bool, backends: set
 ):

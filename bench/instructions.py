@@ -16,9 +16,9 @@ about a third of a round trip's CPU) and what a cache miss costs. The time figur
 
 Each side runs twice, with 100 requests to warm it and then none or ``--requests`` more (a
 process's start, Django's setup and the warm-up are the same in both): the difference over
-``--requests`` is a request's count. Four processes under callgrind: about five minutes. What
-still moves a count between runs (about 0.5 % over 100 checks, 2026-12-06) is the dice: a roll
-that explodes does more; more requests average it out.
+``--requests`` is a request's count. What still moves a count between runs (about 0.5 % over
+100 checks, 2026-12-06) is the dice: a roll that explodes does more; more requests average it
+out.
 
 PostgreSQL's side is counted the same way. The requests go to a private cluster (initdb into a
 temporary directory, its own port, autovacuum off; `--database-url`'s server is not touched,
@@ -110,14 +110,14 @@ def counted_server(directory: Path) -> Iterator[tuple[Path, str]]:
     """A private PostgreSQL whose processes run under callgrind, each writing its count into
     ``directory``/out when it exits: (that folder, the cluster's URL)."""
     sys.path.insert(0, str(HERE.parent))
-    from tests.faults.services import Postgres, _pg_bin
+    from tests.faults.services import Postgres, pg_bin
 
     out = directory / "out"
     out.mkdir(parents=True)
     wrapper = directory / "postgres-under-callgrind"
     wrapper.write_text(
         "#!/bin/sh\nexec valgrind --tool=callgrind --quiet "
-        f'--callgrind-out-file={out}/callgrind.%p {_pg_bin() / "postgres"} "$@"\n'
+        f'--callgrind-out-file={out}/callgrind.%p {pg_bin() / "postgres"} "$@"\n'
     )
     wrapper.chmod(0o755)
     cluster = Postgres(directory / "cluster", executable=wrapper, settings=("autovacuum=off",))
@@ -207,7 +207,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4]))
-    else:
-        sys.exit(main())
+    sys.path.insert(0, str(HERE))
+    import check_path
+
+    check_path.side_script(main, worker)

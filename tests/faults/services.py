@@ -25,7 +25,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _pg_bin() -> Path:
+def pg_bin() -> Path:
     found = shutil.which("pg_config")
     if found:
         out = subprocess.run([found, "--bindir"], capture_output=True, text=True, check=False)
@@ -81,7 +81,7 @@ class Postgres:
         if os.geteuid() == 0:
             owner = pwd.getpwnam("postgres")
             os.chown(self.directory, owner.pw_uid, owner.pw_gid)
-        binary = _pg_bin()
+        binary = pg_bin()
         self._run(
             str(binary / "initdb"),
             *("-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync"),
@@ -102,7 +102,7 @@ class Postgres:
         while True:
             # After a crash the old backends may still hold the shared memory for a moment.
             result = self._run(
-                str(_pg_bin() / "pg_ctl"),
+                str(pg_bin() / "pg_ctl"),
                 *("-D", str(self.data), "-o", options, "-l", str(self.directory / "log")),
                 *executable,
                 *("-w", "-t", str(WAIT), "start"),
@@ -116,7 +116,7 @@ class Postgres:
             time.sleep(0.5)
 
     def stop(self, mode: str = "fast") -> None:
-        self._run(str(_pg_bin() / "pg_ctl"), "-D", str(self.data), "-m", mode, "stop", check=False)
+        self._run(str(pg_bin() / "pg_ctl"), "-D", str(self.data), "-m", mode, "stop", check=False)
 
     def postmaster_pid(self) -> int:
         return int((self.data / "postmaster.pid").read_text().split()[0])
