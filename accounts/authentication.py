@@ -39,8 +39,9 @@ class TokenAuthentication(authentication.TokenAuthentication):
         self.key = key if self.campaign_id is not None and idempotency.valid_key(key) else None
         # The header as WSGI keeps it: DRF reads `request.headers`, which names every header to
         # find this one (some 630 of a check's 50,000 bytecodes). A plain "Token <key>" is
-        # what DRF would accept as it is; anything else (none, another scheme, a malformed
-        # one) gets DRF's own answer.
+        # what DRF would accept as it is, and no header at all is DRF's None (a page's fetch,
+        # signed in by session); anything else (another scheme, a malformed one) gets DRF's
+        # own answer.
         header = request.META.get("HTTP_AUTHORIZATION", "")
         scheme, _space, token = header.partition(" ")
         if scheme.lower() == self.keyword.lower() and token.isascii() and token.isalnum():

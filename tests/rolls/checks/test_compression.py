@@ -35,4 +35,5 @@ def test_a_check_s_rows_are_compressed_with_lz4(table, users):
     # are compressed, and with lz4; nothing the check wrote is compressed otherwise.
     assert stored[("campaign_event", "payload_text")] == "lz4", stored
     assert stored[("campaign_event", "payload")] == "lz4", stored
+    assert stored[("campaign_idempotentrequest", "body")] == "lz4", stored
     assert {method for method in stored.values() if method} == {"lz4"}, stored
