@@ -26,9 +26,15 @@ class Check(models.Model):
 
     # No index of their own: the unique (campaign, seq) serves the campaign's look-ups, and no
     # query finds a check by its event (each index is maintained on every check written, and a
-    # rebuild writes a million).
+    # rebuild writes a million). No foreign key in the database either: a row copies its
+    # event's campaign, which the event's own key holds (PROTECT, and the log is append-only).
+    # The deferred check ran once per row at commit: 0.7 s of a rebuild's 7.8 on 200,000 events.
     campaign = models.ForeignKey(
-        Campaign, on_delete=models.CASCADE, related_name="checks", db_index=False
+        Campaign,
+        on_delete=models.CASCADE,
+        related_name="checks",
+        db_index=False,
+        db_constraint=False,
     )
     event = models.ForeignKey(
         Event, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+", db_index=False
