@@ -270,9 +270,17 @@ def test_fortune_sets_one_die_after_the_roll_and_is_paid_from_the_balance(table)
     t.post("alice", f"checks/{check['seq']}/fortune/", {"die": 3, "value": 1}, expect=400)
     t.post("boris", f"checks/{check['seq']}/fortune/", {"die": 0, "value": 4}, expect=403)
     assert t.character("alice").resources["fortune"] == 6
+    assert check["dice_marks"][0][0] == [{"face": 1, "sides": 6, "marks": []}]
     changed = t.post("alice", f"checks/{check['seq']}/fortune/", {"die": 0, "value": 4}, 200)
     result = first_roll(changed)["result"]
     assert (changed["outcome"], result["total"], result["stunt_points"]) == ("success", 10, 3)
+    # The die Fortune set is drawn as set, in the answer and when read again: not as rolled.
+    fortune = [
+        {"face": 1, "sides": 6, "marks": ["rerolled"]},
+        {"face": 4, "sides": 6, "marks": ["fortune"]},
+    ]
+    assert changed["dice_marks"][0][0] == fortune
+    assert t.get("boris", f"checks/{check['seq']}/")["dice_marks"][0][0] == fortune
     assert t.character("alice").resources["fortune"] == 2
     t.post("alice", f"checks/{check['seq']}/fortune/", {"die": 1, "value": 1}, expect=409)
     off = table("age", fortune_dice=False)
