@@ -10,7 +10,6 @@ feeds stay gapless) and says only that something happened, and by whom.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Hashable, Iterable
 from functools import cached_property
 from json.encoder import encode_basestring_ascii
@@ -61,7 +60,6 @@ def present_check(
     if not may_see(check, viewer):
         return {**shown, "redacted": True}
     data = check.data
-    marks, terms = _marks_and_terms(check, data)
     return {
         **shown,
         "redacted": False,
@@ -73,20 +71,10 @@ def present_check(
         "task": check.task,
         "manual": check.manual,
         "data": data,
-        "dice_marks": marks,
-        "roll_terms": terms,
+        "dice_marks": marks_of(check.system, data),
+        "roll_terms": terms_of(check.system, data),
         "follow_ups": eligibility.offers(check, viewer, now or _now_of(check, viewer)),
     }
-
-
-def _marks_and_terms(check: Check, data: dict[str, Any]) -> tuple[list, list]:
-    """A check's dice marks and roll terms: those its row keeps of the roll as rolled
-    (`Check.marks_json`, which the projector has just made for a new check, and which a
-    catch-up splices in) while no follow-up has changed it, else made from ``data``."""
-    if check.marks_json and not check.amendments:
-        kept = json.loads(check.marks_json)
-        return kept["dice_marks"], kept["roll_terms"]
-    return marks_of(check.system, data), terms_of(check.system, data)
 
 
 def present_checks(checks: Iterable[Check], viewer: Membership) -> list[dict[str, Any]]:
