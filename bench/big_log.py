@@ -420,11 +420,14 @@ def _insert(rows: list[tuple], sessions: list[tuple]) -> None:
         )
         sessions.clear()
         if connection.vendor == "postgresql":
+            # The jsonb payload is generated from its text (eventlog.0007): not written.
+            at = _COLUMNS.index("payload")
+            columns = _COLUMNS[:at] + _COLUMNS[at + 1 :]
             with cursor.cursor.copy(
-                f"COPY campaign_event ({', '.join(_COLUMNS)}) FROM STDIN"
+                f"COPY campaign_event ({', '.join(columns)}) FROM STDIN"
             ) as copy:
                 for row in rows:
-                    copy.write_row(row)
+                    copy.write_row(row[:at] + row[at + 1 :])
         else:
             # SQLite keeps UUIDs as 32 hex digits and the payload as its canonical text.
             def hexed(value: str | None) -> str | None:

@@ -477,10 +477,11 @@ def _floor_statements(setup: dict):
             locked = time.perf_counter()
             seq, previous = cursor.fetchone()
             digest = hashlib.sha256(f"{previous}{seq + 1}{payload}".encode()).hexdigest()
+            # The payload as its text: the jsonb is generated from it (eventlog.0007).
             cursor.execute(
-                "INSERT INTO campaign_event (campaign_id, seq, type, payload, actor_id, "
+                "INSERT INTO campaign_event (campaign_id, seq, type, payload_text, actor_id, "
                 "created_at, visibility, prev_hash, hash) "
-                "VALUES (%s, %s, 'check.rolled', %s::jsonb, NULL, now(), 'public', %s, %s)",
+                "VALUES (%s, %s, 'check.rolled', %s, NULL, now(), 'public', %s, %s)",
                 (campaign, seq + 1, payload, previous, digest),
                 prepare=True,
             )

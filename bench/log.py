@@ -68,6 +68,37 @@ def setup_django(database_url: str | None) -> None:
     call_command("migrate", verbosity=0)
 
 
+def _event_fields() -> tuple:
+    """The columns an event's INSERT writes: on PostgreSQL not the jsonb payload, generated from
+    its text (eventlog.0007)."""
+    from django.db import connection
+
+    from eventlog.models import Event
+    from eventlog.projections import written_fields
+    from eventlog.recorders.postgres import appended_fields
+
+    return appended_fields() if connection.vendor == "postgresql" else written_fields(Event)
+
+
+def _store(events: list) -> None:
+    """Chained events stored in bulk (the ORM cannot insert PostgreSQL's generated payload)."""
+    from django.db import connection, transaction
+
+    from eventlog.models import Event
+    from eventlog.recorders import event_table, recorder
+
+    if connection.vendor != "postgresql":
+        Event.objects.bulk_create(events)
+        return
+    fields = _event_fields()
+    with transaction.atomic():
+        recorder().copy_rows(
+            event_table(),
+            [field.column for field in fields],
+            [[getattr(event, field.attname) for field in fields] for event in events],
+        )
+
+
 def write_log(events: int, per_session: int = 500) -> int:
     """One campaign, a character and `events` check events in sessions of `per_session` rolls
     (an evening's worth), chained in bulk; the sessions are started and ended by the services."""
@@ -154,9 +185,9 @@ def write_log(events: int, per_session: int = 500) -> int:
             event.hash = prev = hash_of(event)
             batch.append(event)
             if len(batch) == 5000:
-                Event.objects.bulk_create(batch)
+                _store(batch)
                 batch.clear()
-        Event.objects.bulk_create(batch)
+        _store(batch)
         with transaction.atomic():
             Campaign.objects.filter(pk=campaign.pk).update(head_seq=seq, head_hash=prev)
         campaign.head_seq, campaign.head_hash = seq, prev
@@ -273,7 +304,6 @@ def replicate(campaign_id: int, first: int, events: int) -> None:
     from campaign.models import Campaign
     from eventlog.chain import canonical_json
     from eventlog.models import Event
-    from eventlog.projections import written_fields
     from eventlog.recorders import recorder
     from eventlog.replay import stored_hash
 
@@ -288,9 +318,9 @@ def replicate(campaign_id: int, first: int, events: int) -> None:
         if row[2] in starts or row[2] == "check.called"
     ]
     refers = [any(f'"{key}"' in row[3] for key in _REFERS_TO_SEQS) for row in template]
-    names = [field.attname for field in written_fields(Event)]
+    names = [field.attname for field in _event_fields()]
     table = connection.ops.quote_name(Event._meta.db_table)
-    columns = [connection.ops.quote_name(field.column) for field in written_fields(Event)]
+    columns = [connection.ops.quote_name(field.column) for field in _event_fields()]
     seq, prev = head.head_seq, head.head_hash
     batch: list[list] = []
     written = seq

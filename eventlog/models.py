@@ -68,8 +68,8 @@ class Event(models.Model):
     # The payload as the canonical JSON its hash covers (`payload_text_for`), so that the chain
     # is checked by hashing stored text: PostgreSQL keeps `payload` as jsonb, whose text is not
     # that JSON (and costs a conversion per row). NULL on SQLite, whose `payload` column already is
-    # that text, and on rows appended without it (then the payload is re-encoded to check them).
-    # A CHECK constraint on PostgreSQL refuses a row whose two copies differ (eventlog.0002).
+    # that text. On PostgreSQL it is the one that is written: `payload` is a column generated from
+    # it (eventlog.0007), so the two cannot differ, and events are not inserted through the ORM.
     payload_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001
 
     objects = EventQuerySet.as_manager()

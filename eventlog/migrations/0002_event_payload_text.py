@@ -7,41 +7,16 @@
 
 from django.db import migrations, models
 
-from eventlog import append_only
-from eventlog.chain import canonical_json
+from eventlog.migrations._payload_text import backfill_payload_texts
 
 CONSTRAINT = "campaign_event_payload_text_agrees"
-BATCH = 5000
 
 
 def backfill(apps, schema_editor):
     connection = schema_editor.connection
     if connection.vendor != "postgresql":
         return  # SQLite's payload column already is the canonical text
-    import json
-
-    append_only.drop(connection)
-    with connection.cursor() as cursor:
-        last = 0
-        while True:
-            cursor.execute(
-                "SELECT id, payload::text FROM campaign_event WHERE id > %s AND payload_text IS NULL"
-                " ORDER BY id LIMIT %s",
-                [last, BATCH],
-            )
-            rows = cursor.fetchall()
-            if not rows:
-                break
-            ids = [row[0] for row in rows]
-            texts = [canonical_json(json.loads(row[1])) for row in rows]
-            cursor.execute(
-                "UPDATE campaign_event AS e SET payload_text = v.text FROM "
-                "(SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[]) AS text) AS v "
-                "WHERE e.id = v.id",
-                [ids, texts],
-            )
-            last = ids[-1]
-    append_only.install(connection)
+    backfill_payload_texts(connection)
     with connection.cursor() as cursor:
         # NOT VALID: the rows above agree by construction; every new row is checked.
         cursor.execute(

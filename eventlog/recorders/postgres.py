@@ -42,13 +42,18 @@ def _payload_index() -> int:
 
 
 @cache
+def appended_fields() -> tuple[Any, ...]:
+    """The columns an append writes: all but the id and the jsonb payload, which PostgreSQL
+    generates from the canonical text (`payload_text`, eventlog.0007)."""
+    return tuple(field for field in event_fields()[1:] if field.attname != "payload")
+
+
+@cache
 def append_ctes(count: int) -> str:
     """The append's two CTEs: `e`, the events inserted (RETURNING id, seq), and `h`, the head
     moved from the expected seq (RETURNING id: no row when it was elsewhere)."""
-    written = event_fields()[1:]
-    row = "({})".format(
-        ", ".join("%s::jsonb" if field.attname == "payload" else "%s" for field in written)
-    )
+    written = appended_fields()
+    row = "({})".format(", ".join(["%s"] * len(written)))
     return (
         f"e AS (INSERT INTO {event_table()} ({', '.join(f.column for f in written)}) "
         f"VALUES {', '.join([row] * count)} RETURNING id, seq), "
@@ -118,13 +123,13 @@ def replay_sql() -> str:
 
 
 def _append_params(events: Sequence[Any], expected_seq: int) -> list[Any]:
-    attnames = [field.attname for field in event_fields()[1:]]
+    attnames = [field.attname for field in appended_fields()]
     params: list[Any] = []
     for event in events:
         for name in attnames:
             value = getattr(event, name)
-            if name == "payload":  # the canonical text the append already made, if any
-                value = event.payload_text or _encode(value)
+            if name == "payload_text" and value is None:  # the append made none: made here
+                value = _encode(event.payload)
             params.append(value)
     last = events[-1]
     params += (last.seq, last.hash, last.campaign_id, expected_seq)

@@ -316,32 +316,34 @@ def _hashes_the_long_way(campaign_id: int, seq: int) -> bool:
     return document_hash(fields) == hash_
 
 
-PAYLOAD_TEXT_AGREES = "campaign_event_payload_text_agrees"  # eventlog.0002, validated by 0003
-_AGREES_WHERE = (
-    f"conname = '{PAYLOAD_TEXT_AGREES}' AND conrelid = '{Event._meta.db_table}'::regclass"
+# The catalog's word that PostgreSQL's jsonb payload is generated from the canonical text
+# (eventlog.0007): a boolean, NULL when the column has no expression.
+_GENERATED_FROM_TEXT = (
+    "(SELECT a.attgenerated = 's' AND pg_get_expr(d.adbin, d.adrelid) = '(payload_text)::jsonb' "
+    "FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
+    f"WHERE a.attrelid = '{Event._meta.db_table}'::regclass AND a.attname = 'payload')"
 )
 
 
 def _one_payload_copy() -> bool:
     """Is every stored payload text the payload the application reads? SQLite keeps one copy;
-    PostgreSQL two (the jsonb and `Event.payload_text`), bound to agree on every row by a CHECK
-    constraint when PostgreSQL records it as validated. Whoever drops it to edit a row (the
-    owner) can only add it back NOT VALID, or the edited row fails validation: then the copies
-    are compared row by row (`_copies_agree`, and the full proof decodes the jsonb)."""
+    PostgreSQL two (the jsonb and `Event.payload_text`), equal by construction while the jsonb
+    is a column generated from the text. Whoever takes the expression away to edit one copy (the
+    owner) leaves a plain column: then the copies are compared row by row (`_copies_agree`, and
+    the full proof decodes the jsonb)."""
     if connection.vendor != "postgresql":
         return True
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT convalidated FROM pg_constraint WHERE {_AGREES_WHERE}")
-        row = cursor.fetchone()
-    return bool(row and row[0])
+        cursor.execute(f"SELECT COALESCE({_GENERATED_FROM_TEXT}, false)")
+        return cursor.fetchone()[0]
 
 
 def _copies_agree(campaign_id: int, *, until: int) -> bool:
     """PostgreSQL: is every event's jsonb payload (what the application reads, and the full
-    proof hashes) the canonical text the fast chain hashes? Each row is checked on insert (a CHECK
-    constraint); this finds a row edited in place since, by someone with the owner's rights.
-    Costs a JSON parse per row in the database, unless the constraint is validated:
-    `verify_log --rehash` only."""
+    proof hashes) the canonical text the fast chain hashes? The jsonb is generated from the text;
+    this finds a row edited in place since the owner took the expression away. Costs a JSON
+    parse per row in the database, unless the column is still generated: `verify_log --rehash`
+    only."""
     if _one_payload_copy():
         return True
     with connection.cursor() as cursor:
@@ -358,14 +360,14 @@ def _proof_rows(
 ) -> Iterator[tuple[dict[str, Any], bool]]:
     """The events for the full proof, payload decoded once, each with whether its hash was
     already checked here from the stored canonical text (`_fast_hash`, no re-encoding). That text
-    is the payload the application reads on SQLite, and on PostgreSQL while the constraint that
-    binds its two copies is validated (`_one_payload_copy`); otherwise the jsonb is decoded and
-    the verifier hashes what it holds."""
+    is the payload the application reads on SQLite, and on PostgreSQL while the jsonb is
+    generated from it (`_one_payload_copy`); otherwise the jsonb is decoded and the verifier
+    hashes what it holds."""
     until = _FOREVER if until is None else until
     if connection.vendor == "sqlite":
         rows = ((*row, True) for row in raw_chain_rows(campaign_id, until, after=after))
-    else:  # the constraint's state read with the rows, not in a round trip of its own
-        one_copy = f"(SELECT convalidated FROM pg_constraint WHERE {_AGREES_WHERE})"
+    else:  # the column's state read with the rows, not in a round trip of its own
+        one_copy = _GENERATED_FROM_TEXT
         rows = raw_chain_rows(
             campaign_id,
             until,

@@ -89,3 +89,57 @@ def test_a_freshly_migrated_postgres_log_refuses_changes_and_keeps_only_the_inde
     finally:
         with psycopg.connect(admin, autocommit=True) as connection:
             connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+# Plays a session, migrates the log back before eventlog.0007 (the jsonb a copy of its own,
+# bound by a CHECK), empties one row's text as rows appended before eventlog.0002 had it, and
+# migrates forward again.
+PAYLOAD_PROBE = """
+import django
+django.setup()
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import DatabaseError, connection, transaction
+from campaign import services
+from eventlog import append_only
+from eventlog.models import Event
+from rolls.trust.stored_log import _one_payload_copy, verify_campaigns
+
+call_command("migrate", verbosity=0)
+gm = get_user_model().objects.create_user("gm", password="gm-password")
+campaign = services.create_campaign(name="Table", system="cofd", created_by=gm)
+services.start_session(campaign=campaign, actor=gm)
+before = list(Event.objects.order_by("seq").values_list("seq", "payload", "payload_text"))
+call_command("migrate", "eventlog", "0006", verbosity=0)
+print(_one_payload_copy())
+append_only.drop(connection)
+with connection.cursor() as cursor:
+    cursor.execute("UPDATE campaign_event SET payload_text = NULL WHERE seq = 2")
+append_only.install(connection)
+call_command("migrate", verbosity=0)
+print(_one_payload_copy())
+after = list(Event.objects.order_by("seq").values_list("seq", "payload", "payload_text"))
+print(after == before, len(after))
+print(verify_campaigns(fresh=True).problems)
+try:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE campaign_event SET type = 'forged'")
+    print("allowed")
+except DatabaseError:
+    print("refused")
+"""
+
+
+@pytest.mark.postgres
+def test_postgres_s_jsonb_payload_becomes_a_column_generated_from_its_text(tmp_path):
+    """eventlog.0007 on a log with events, one of them stored without its canonical text: the
+    text is made for it, the jsonb is then generated from the text (the catalog says so, and
+    the proof reads one copy), every payload reads back as before, the log verifies and the
+    triggers still refuse changes. Migrated back, the jsonb is a copy of its own again."""
+    admin, name, url = _fresh_postgres(tmp_path)
+    try:
+        lines = python_output(PAYLOAD_PROBE, tmp_path, url, timeout=300).splitlines()
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    assert lines == ["False", "True", "True 3", "[]", "refused"], lines

@@ -15,6 +15,7 @@ from eventlog import append_only
 from eventlog.models import Event
 from rolls.checks import services as roll_services
 from rolls.models import Check
+from tests.eventlog.forgery import payload_column
 
 pytestmark = pytest.mark.django_db
 
@@ -61,9 +62,8 @@ def forge_success(check: Check) -> None:
     event = Event.objects.get(campaign_id=check.campaign_id, seq=check.seq)
     event.payload["rolls"][0]["result"]["outcome"] = "exceptional_success"
     _raw(
-        "UPDATE campaign_event SET payload = %s, payload_text = %s "
-        "WHERE campaign_id = %s AND seq = %s",
-        [json.dumps(event.payload), json.dumps(event.payload), check.campaign_id, check.seq],
+        f"UPDATE campaign_event SET {payload_column()} = %s WHERE campaign_id = %s AND seq = %s",
+        [json.dumps(event.payload), check.campaign_id, check.seq],
     )
 
 

@@ -18,7 +18,7 @@ from django.db import connection, transaction
 
 from campaign.models import Campaign
 from eventlog.chain import timestamp
-from eventlog.models import Event
+from eventlog.models import Event, payload_text_for
 from eventlog.recorders import HeadMoved, Recorded, recorder
 from eventlog.stream import hash_of, lock_stream
 from tests.live.conftest import database_url
@@ -40,6 +40,7 @@ def _chained(campaign: Campaign, count: int, **values) -> list[Event]:
             prev_hash=previous,
             **values,
         )
+        event.payload_text = payload_text_for(event.payload)
         event.hash = previous = hash_of(event)
         events.append(event)
     return events

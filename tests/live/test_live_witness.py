@@ -16,6 +16,7 @@ from eventlog.chain import canonical_json, document_hash
 from eventlog.models import Event
 from rolls.checks import services
 from rolls.trust.stored_log import event_rows
+from tests.eventlog.forgery import payload_column
 from tests.live.conftest import head_of, in_db
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -69,11 +70,11 @@ def rewrite_and_rehash(campaign_id: int, seq: int, change: Callable[[dict], None
         row["hash"] = prev = document_hash(row)
         statements.append(
             (
-                "UPDATE campaign_event SET visibility = %s, payload = %s, payload_text = %s, "
+                f"UPDATE campaign_event SET visibility = %s, {payload_column()} = %s, "
                 "prev_hash = %s, hash = %s WHERE campaign_id = %s AND seq = %s",
                 [
                     row["visibility"],
-                    *[canonical_json(row["payload"])] * 2,
+                    canonical_json(row["payload"]),
                     row["prev_hash"],
                     row["hash"],
                     campaign_id,

@@ -6,6 +6,7 @@ import pytest
 
 from campaign import services
 from eventlog.models import Event
+from tests.eventlog.forgery import payload_column
 from tests.live.test_live_witness import rewrite_and_rehash
 
 pytestmark = pytest.mark.django_db
@@ -114,8 +115,8 @@ def test_a_hidden_roll_that_does_not_verify_is_named_but_not_told_to_a_player(ro
     try:
         with connection.cursor() as cursor:
             cursor.execute(
-                "UPDATE campaign_event SET payload = %s, payload_text = %s WHERE id = %s",
-                [*[json.dumps(blind.payload)] * 2, blind.pk],
+                f"UPDATE campaign_event SET {payload_column()} = %s WHERE id = %s",
+                [json.dumps(blind.payload), blind.pk],
             )
     finally:
         append_only.install(connection)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import DataError, ProgrammingError, connection, transaction
 
+from eventlog import append_only
 from eventlog.chain import canonical_json, document_hash
 from eventlog.models import Event
 from rolls.checks import followups
@@ -19,6 +21,7 @@ from rolls.trust.stored_log import (
     raw_chain_rows,
     verify_campaigns,
 )
+from tests.eventlog.forgery import payload_column
 from tests.live.test_live_witness import _raw
 from tests.rolls.trust.conftest import TRAITS, roll
 
@@ -57,9 +60,9 @@ def test_a_follow_up_of_a_roll_verified_before_the_checkpoint(play, users):
 
 
 def _rewrite_in_place(event: Event, payload: dict) -> None:
-    """Both copies of the payload (the jsonb and its canonical text on PostgreSQL) edited."""
-    statement = "UPDATE campaign_event SET payload = %s, payload_text = %s WHERE id = %s"
-    _raw([(statement, [*[json.dumps(payload)] * 2, event.pk])])
+    """The payload edited (on PostgreSQL its canonical text, and so the jsonb generated from it)."""
+    statement = f"UPDATE campaign_event SET {payload_column()} = %s WHERE id = %s"
+    _raw([(statement, [json.dumps(payload), event.pk])])
 
 
 def test_a_rewrite_rehashed_under_the_checkpoint_is_reported(play):
@@ -80,10 +83,10 @@ def test_a_rewrite_rehashed_under_the_checkpoint_is_reported(play):
         where = [campaign.pk, row["seq"]]
         statements.append(
             (
-                "UPDATE campaign_event SET payload = %s, payload_text = %s, prev_hash = %s, "
+                f"UPDATE campaign_event SET {payload_column()} = %s, prev_hash = %s, "
                 "hash = %s WHERE campaign_id = %s AND seq = %s",
                 [
-                    *[canonical_json(row["payload"])] * 2,
+                    canonical_json(row["payload"]),
                     row["prev_hash"],
                     row["hash"],
                     *where,
@@ -131,25 +134,58 @@ def test_every_stored_event_hashes_from_its_stored_text(play, system):
 
 
 @pytest.mark.postgres
+def test_the_jsonb_payload_cannot_be_written_apart_from_its_hashed_text(play):
+    """PostgreSQL keeps the payload twice: the canonical text the chain hashes and the jsonb the
+    application reads, generated from it (eventlog.0007). Behind the triggers' back, a forger
+    can rewrite the text (the hash then tells), but not the jsonb alone: not in place, not in a
+    row of its own."""
+    campaign = play("cofd")
+    event = Event.objects.get(campaign=campaign, payload__label="in the open")
+    forged = json.dumps({**event.payload, "label": "edited"})
+    columns = "campaign_id, seq, type, payload, payload_text, created_at, visibility, prev_hash"
+    attempts = [
+        (
+            "UPDATE campaign_event SET payload = %s WHERE id = %s",
+            ProgrammingError,
+            "can only be updated to DEFAULT",
+        ),
+        (
+            f"INSERT INTO campaign_event ({columns}, hash) SELECT campaign_id, seq + 1000, type, "
+            "%s::jsonb, payload_text, created_at, visibility, prev_hash, hash "
+            "FROM campaign_event WHERE id = %s",
+            ProgrammingError,
+            "cannot insert a non-DEFAULT value",
+        ),
+        (  # the text must be JSON: it is parsed into the jsonb
+            "UPDATE campaign_event SET payload_text = %s || 'not json' WHERE id = %s",
+            DataError,
+            "invalid input syntax for type json",
+        ),
+    ]
+    append_only.drop(connection)  # the triggers are not what refuses these
+    try:
+        for statement, error, message in attempts:
+            with pytest.raises(error, match=message), transaction.atomic():
+                connection.cursor().execute(statement, [forged, event.pk])
+    finally:
+        append_only.install(connection)
+    assert Event.objects.get(pk=event.pk).payload == event.payload
+    assert not verify_campaigns(fresh=True).problems
+
+
+@pytest.mark.postgres
 def test_a_jsonb_payload_edited_apart_from_its_hashed_text_is_found(play):
-    """PostgreSQL keeps the payload twice: the jsonb the application reads and the canonical text
-    the fast chain hashes. A row whose copies differ is refused on insert; one edited in place
-    since (the owner, constraint and triggers lifted) is found by --rehash and by a fresh proof."""
+    """The owner can take the jsonb's expression away (it stays a plain column) and edit it
+    apart from the text the fast chain hashes: --rehash and a fresh proof find it."""
     campaign = play("cofd")
     verify_campaigns()
     event = Event.objects.get(campaign=campaign, payload__label="in the open")
     forged = json.dumps({**event.payload, "label": "edited"})
-    constraint = "campaign_event_payload_text_agrees"
     _raw(
         [
             ("SET CONSTRAINTS ALL IMMEDIATE", []),  # no pending foreign-key checks before ALTER
-            (f"ALTER TABLE campaign_event DROP CONSTRAINT {constraint}", []),
+            ("ALTER TABLE campaign_event ALTER COLUMN payload DROP EXPRESSION", []),
             ("UPDATE campaign_event SET payload = %s WHERE id = %s", [forged, event.pk]),
-            (
-                f"ALTER TABLE campaign_event ADD CONSTRAINT {constraint} "
-                "CHECK (payload_text IS NULL OR payload_text::jsonb = payload) NOT VALID",
-                [],
-            ),
         ]
     )
     assert chain_intact(campaign.pk, until=campaign.head_seq, head_hash=campaign.head_hash)

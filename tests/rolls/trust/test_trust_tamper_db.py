@@ -15,6 +15,7 @@ from campaign.models import Campaign, SessionSecret
 from eventlog import append_only
 from eventlog.models import Event
 from rolls.trust.stored_log import verify_campaigns
+from tests.eventlog.forgery import payload_column
 from tests.rolls.trust.conftest import roll
 
 Tamper = Callable[[Campaign], tuple[int, str, str]]
@@ -36,9 +37,8 @@ def _open_roll(campaign: Campaign) -> Event:
 
 def _rewrite(event: Event) -> None:
     _raw(
-        "UPDATE campaign_event SET payload = %s, payload_text = %s "
-        "WHERE campaign_id = %s AND seq = %s",
-        [*[json.dumps(event.payload)] * 2, event.campaign_id, event.seq],
+        f"UPDATE campaign_event SET {payload_column()} = %s WHERE campaign_id = %s AND seq = %s",
+        [json.dumps(event.payload), event.campaign_id, event.seq],
     )
 
 
