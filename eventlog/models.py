@@ -91,10 +91,12 @@ class Event(models.Model):
         return f"#{self.seq} {self.type}"
 
     def save(self, *args, **kwargs):
-        # An integrity guard, not business logic: a stored event is never rewritten.
+        # An integrity guard, not business logic: a stored event is never rewritten, and a new
+        # one is chained and written by the stream (on PostgreSQL the ORM could not even insert
+        # it: the jsonb payload is generated from its text).
         if not self._state.adding:
             raise AppendOnlyError("the event log is append-only: events cannot be updated")
-        super().save(*args, **kwargs)
+        raise AppendOnlyError("events are appended through eventlog.stream.append_event")
 
     def delete(self, *args, **kwargs):
         raise AppendOnlyError("the event log is append-only: events cannot be deleted")

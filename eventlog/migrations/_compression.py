@@ -17,19 +17,21 @@ APPENDED = {
 }
 
 
+def lz4_available(connection) -> bool:
+    """Was this PostgreSQL server built with lz4?"""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"
+        )
+        return bool(cursor.fetchone()[0])
+
+
 def compressed_with_lz4(table: str, columns: tuple[str, ...]) -> migrations.RunPython:
     def set_compression(method: str):
         def run(apps, schema_editor):
             connection = schema_editor.connection
-            if connection.vendor != "postgresql":
+            if connection.vendor != "postgresql" or not lz4_available(connection):
                 return
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
-                    "WHERE name = 'default_toast_compression'"
-                )
-                if not cursor.fetchone()[0]:
-                    return
             quote = schema_editor.quote_name
             changes = ", ".join(
                 f"ALTER COLUMN {quote(column)} SET COMPRESSION {method}" for column in columns

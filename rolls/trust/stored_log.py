@@ -317,9 +317,11 @@ def _hashes_the_long_way(campaign_id: int, seq: int) -> bool:
 
 
 # The catalog's word that PostgreSQL's jsonb payload is generated from the canonical text
-# (eventlog.0007): a boolean, NULL when the column has no expression.
+# (eventlog.0007): a boolean, NULL when the column has no expression. No table may inherit from
+# the log's: its rows would be read with the log's, under a generation expression of its own.
 _GENERATED_FROM_TEXT = (
     "(SELECT a.attgenerated = 's' AND pg_get_expr(d.adbin, d.adrelid) = '(payload_text)::jsonb' "
+    "AND NOT EXISTS (SELECT 1 FROM pg_inherits WHERE inhparent = a.attrelid) "
     "FROM pg_attribute a JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum "
     f"WHERE a.attrelid = '{Event._meta.db_table}'::regclass AND a.attname = 'payload')"
 )

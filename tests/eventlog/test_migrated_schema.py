@@ -110,14 +110,29 @@ gm = get_user_model().objects.create_user("gm", password="gm-password")
 campaign = services.create_campaign(name="Table", system="cofd", created_by=gm)
 services.start_session(campaign=campaign, actor=gm)
 before = list(Event.objects.order_by("seq").values_list("seq", "payload", "payload_text"))
+def schema():
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attname, attgenerated, attnotnull, attcompression FROM pg_attribute "
+            "WHERE attrelid = 'campaign_event'::regclass AND attname IN ('payload', 'payload_text')"
+            " ORDER BY attname"
+        )
+        columns = cursor.fetchall()
+        cursor.execute(
+            "SELECT convalidated FROM pg_constraint "
+            "WHERE conname = 'campaign_event_payload_text_agrees'"
+        )
+        return columns, cursor.fetchall()
+
+print(schema())
 call_command("migrate", "eventlog", "0006", verbosity=0)
-print(_one_payload_copy())
+print(_one_payload_copy(), schema())
 append_only.drop(connection)
 with connection.cursor() as cursor:
     cursor.execute("UPDATE campaign_event SET payload_text = NULL WHERE seq = 2")
 append_only.install(connection)
 call_command("migrate", verbosity=0)
-print(_one_payload_copy())
+print(_one_payload_copy(), schema())
 after = list(Event.objects.order_by("seq").values_list("seq", "payload", "payload_text"))
 print(after == before, len(after))
 print(verify_campaigns(fresh=True).problems)
@@ -135,11 +150,14 @@ def test_postgres_s_jsonb_payload_becomes_a_column_generated_from_its_text(tmp_p
     """eventlog.0007 on a log with events, one of them stored without its canonical text: the
     text is made for it, the jsonb is then generated from the text (the catalog says so, and
     the proof reads one copy), every payload reads back as before, the log verifies and the
-    triggers still refuse changes. Migrated back, the jsonb is a copy of its own again."""
+    triggers still refuse changes; the jsonb keeps lz4 (the rewrite compresses every row).
+    Migrated back, the jsonb is a copy of its own again, bound by the validated constraint."""
     admin, name, url = _fresh_postgres(tmp_path)
     try:
         lines = python_output(PAYLOAD_PROBE, tmp_path, url, timeout=300).splitlines()
     finally:
         with psycopg.connect(admin, autocommit=True) as connection:
             connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-    assert lines == ["False", "True", "True 3", "[]", "refused"], lines
+    generated = "([('payload', 's', True, 'l'), ('payload_text', '', True, 'l')], [])"
+    copy = "([('payload', '', True, 'l'), ('payload_text', '', False, 'l')], [(True,)])"
+    assert lines == [generated, f"False {copy}", f"True {generated}", "True 3", "[]", "refused"]

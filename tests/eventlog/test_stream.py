@@ -81,6 +81,11 @@ def test_the_orm_refuses_too_with_a_clear_error(make_campaign):
         Event.objects.filter(campaign=campaign).update(type="forged")
     with pytest.raises(AppendOnlyError):
         Event.objects.filter(campaign=campaign).delete()
+    stored = Event.objects.filter(campaign=campaign).count()
+    event.pk, event.seq = None, stored + 1  # a new event, not chained by the stream
+    with pytest.raises(AppendOnlyError, match="append_event"):
+        Event.objects.create(**{f.attname: getattr(event, f.attname) for f in Event._meta.fields})
+    assert Event.objects.filter(campaign=campaign).count() == stored
 
 
 def _tamper(statement: str, params: list) -> None:

@@ -15,6 +15,7 @@ from rolls.models import VerificationCheckpoint, VerifiedSession
 from rolls.trust.stored_log import _one_payload_copy, chain_intact, event_rows, verify_campaigns
 from rolls.trust.verify import StreamVerifier
 from tests.eventlog.forgery import payload_column
+from tests.eventlog.tables import assert_rebuild_equals_live
 from tests.live.test_live_witness import _raw
 from tests.rolls.trust.conftest import TRAITS, roll
 
@@ -115,6 +116,30 @@ def test_the_proof_reads_one_payload_copy_only_while_the_jsonb_is_generated_from
     assert campaign.head_seq
 
 
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "change",
+    [
+        (  # generated, but not from the text alone
+            "ALTER TABLE campaign_event DROP COLUMN payload, ADD COLUMN payload jsonb NOT NULL "
+            'GENERATED ALWAYS AS (payload_text::jsonb || \'{"label": "edited"}\') STORED'
+        ),
+        # a table whose rows are read with the log's, under an expression of its own
+        "CREATE TABLE campaign_event_more () INHERITS (campaign_event)",
+    ],
+)
+def test_only_the_log_s_own_expression_vouches_for_one_payload_copy(play, change):
+    """The catalog vouches for one copy only for the expression `payload_text::jsonb` on the
+    log's own table: another expression, or a table inheriting from the log's, and the proof
+    compares the copies again (and finds what the other expression made)."""
+    campaign = play("cofd")
+    _raw([("SET CONSTRAINTS ALL IMMEDIATE", []), (change, [])])
+    assert not _one_payload_copy()
+    problems = verify_campaigns(fresh=True).problems
+    assert bool(problems) == ("DROP COLUMN" in change), problems
+    assert campaign.head_seq
+
+
 @pytest.mark.parametrize("visibility", ["private", "blind"])
 def test_the_fast_chain_catches_an_edited_hidden_event(play, visibility):
     """A hidden event's sealed document is hashed from its stored text too: an edit of its
@@ -154,6 +179,7 @@ def test_a_row_without_its_canonical_text_is_hashed_the_long_way(play):
     )
     assert chain_intact(campaign.pk, until=campaign.head_seq, head_hash=campaign.head_hash)
     assert not verify_campaigns(fresh=True).problems
+    assert_rebuild_equals_live(campaign.pk)  # the replay hashes them the long way too
 
 
 def test_closed_sessions_are_kept_beside_the_checkpoint_and_reported_in_full(play, users):
