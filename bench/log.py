@@ -82,21 +82,17 @@ def _event_fields() -> tuple:
 
 def _store(events: list) -> None:
     """Chained events stored in bulk (the ORM cannot insert PostgreSQL's generated payload)."""
-    from django.db import connection, transaction
+    from django.db import connection
 
     from eventlog.models import Event
-    from eventlog.recorders import event_table, recorder
+    from eventlog.recorders import event_table
 
     if connection.vendor != "postgresql":
         Event.objects.bulk_create(events)
         return
     fields = _event_fields()
-    with transaction.atomic():
-        recorder().copy_rows(
-            event_table(),
-            [field.column for field in fields],
-            [[getattr(event, field.attname) for field in fields] for event in events],
-        )
+    rows = [[getattr(event, field.attname) for field in fields] for event in events]
+    _insert(event_table(), [field.column for field in fields], rows)
 
 
 def write_log(events: int, per_session: int = 500) -> int:
