@@ -70,6 +70,8 @@ class Event(models.Model):
     # that JSON (and costs a conversion per row). NULL on SQLite, whose `payload` column already is
     # that text. On PostgreSQL it is the one that is written: `payload` is a column generated from
     # it (eventlog.0007), so the two cannot differ, and events are not inserted through the ORM.
+    # A PostgreSQL row without it exists only where the owner changed the schema since; readers
+    # and verifiers then fall back to the jsonb, re-encoded.
     payload_text = models.TextField(null=True, blank=True, editable=False)  # noqa: DJ001
 
     objects = EventQuerySet.as_manager()

@@ -79,7 +79,7 @@ class Paged(Recorded):
     covers, and the payload is decoded from it when first read. A page is mostly presented from
     that text as it is (rolls.reads.present): decoding every payload cost a catch-up more than
     reading the rows. Built from the stored values with the payload's slot None, or holding the
-    decoded payload of a row stored without its text (PostgreSQL's older rows), and the time as
+    decoded payload of a row stored without its text (`Event.payload_text`), and the time as
     the event document writes it (``created_text``, selected so: parsing and formatting it back
     cost a catch-up a tenth of its time)."""
 

@@ -345,8 +345,8 @@ class PostgresRecorder:
         context: Sequence[tuple[str, str]] = (),
     ) -> list[Recorded]:
         columns = tuple(c for c, _ in context)
-        # The canonical text (`payload_text`) is read as it is; the jsonb only for the rows
-        # stored without that text (appended before it existed), decoded here.
+        # The canonical text (`payload_text`) is read as it is; the jsonb only for a row stored
+        # without that text (`Event.payload_text`), decoded here.
         sql = page_sql(
             "%s",
             until is not None,

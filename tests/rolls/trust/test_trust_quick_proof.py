@@ -132,12 +132,11 @@ def test_only_the_log_s_own_expression_vouches_for_one_payload_copy(play, change
     """The catalog vouches for one copy only for the expression `payload_text::jsonb` on the
     log's own table: another expression, or a table inheriting from the log's, and the proof
     compares the copies again (and finds what the other expression made)."""
-    campaign = play("cofd")
+    play("cofd")
     _raw([("SET CONSTRAINTS ALL IMMEDIATE", []), (change, [])])
     assert not _one_payload_copy()
     problems = verify_campaigns(fresh=True).problems
     assert bool(problems) == ("DROP COLUMN" in change), problems
-    assert campaign.head_seq
 
 
 @pytest.mark.parametrize("visibility", ["private", "blind"])
