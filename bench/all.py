@@ -81,6 +81,13 @@ def main() -> int:
         runs.insert(2, ["bench/log.py", *(quick or ["--verify-events", "20000"]), *pg])
         trust = ["bench/trust.py", *trust_events]
         runs.insert(runs.index(trust) + 1, [*trust, *pg])
+        runs.insert(
+            runs.index(
+                ["bench/instructions.py", *(["--requests", "50"] if args.quick else []), *pg]
+            )
+            + 1,
+            ["bench/convoy.py", *pg],
+        )
         # The serving stacks on the production settings: also needs REDIS_URL (skips without).
         runs.insert(
             runs.index(["bench/api.py", *quick, *pg]) + 1, ["bench/serving.py", *quick, *pg]

@@ -146,6 +146,10 @@ class Recorder(Protocol):
         """The rows of a hand-written read (``%s`` placeholders), prepared where the backend
         can: the hot path's joins (`eventlog.rows.fetch`)."""
 
+    def fetch_many(self, sql: str, params: Sequence[Any]) -> list[tuple]:
+        """`fetch` for a read of many rows (a page's check rows): on PostgreSQL one call that
+        holds no GIL while the server works, planned each time (`page` reads so too)."""
+
     def fetch_locked(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         """`fetch` taking the campaign's stream lock (until the transaction ends) in the same
         round trip, where no writer waits: ``sql`` is a SELECT that joins the head's row as

@@ -137,6 +137,8 @@ class SqliteRecorder:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
+    fetch_many = fetch
+
     def fetch_locked(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         # The write transaction (BEGIN IMMEDIATE) is the lock: no writer commits meanwhile.
         return self.fetch(sql, params)

@@ -15,8 +15,7 @@ from django.db import connection
 
 from eventlog.event_types import CHECK_REVEALED, CHECK_ROLLED, FOLLOWUP_TYPES, TASK_RESET
 from eventlog.models import Event
-from eventlog.recorders import decode
-from eventlog.rows import fetch
+from eventlog.recorders import decode, recorder
 from rolls.models import Check
 from rolls.reads.known import used_as_helper_sql
 
@@ -72,11 +71,10 @@ def target_seq(event: Event) -> int | None:
 def _sql(vendor: str) -> str:
     """One statement for every batch: the checks between the first and the last it needs, taken
     from ``from_seq`` on (a stretch's own) or when listed (the ones before a stretch that its
-    follow-ups amend, or every one a filtered page needs). The seqs go as one array (PostgreSQL:
-    prepared once per connection; an IN list of a page's 200 seqs was a new text per count, too
-    long for psycopg to keep its parse) or one JSON array (SQLite's `json_each`). The jsonb
-    columns come as text, decoded once per distinct text (`_shared`), the ids as text
-    (`_uuid`)."""
+    follow-ups amend, or every one a filtered page needs). The seqs go as one array
+    (PostgreSQL; an IN list of a page's 200 seqs was a new text per count) or one JSON array
+    (SQLite's `json_each`). The jsonb columns come as text, decoded once per distinct text
+    (`_shared`), the ids as text (`_uuid`)."""
     checks, events = Check._meta.db_table, Event._meta.db_table
     as_text = "::text" if vendor == "postgresql" else ""
     listed = ", ".join(
@@ -142,7 +140,7 @@ def checks_of(events: Sequence[Event]) -> dict[int, CheckRow]:
         from_seq,
         _array(listed, vendor),
     ]
-    return {row.seq: row for row in _rows(fetch(_sql(vendor), params), rolled)}
+    return {row.seq: row for row in _rows(recorder().fetch_many(_sql(vendor), params), rolled)}
 
 
 def _rows(found: Iterable[tuple], rolled: dict[int, Event]) -> Iterable[CheckRow]:

@@ -265,3 +265,50 @@ def test_replay_rows_closed_early_leave_the_connection_usable(make_campaign):
         again = [row[1] for row in recorder().replay_rows(campaign.pk, after=5, batch=2)]
     total = Event.objects.filter(campaign=campaign).count()
     assert again == list(range(6, total + 1))
+
+
+def test_a_read_of_many_takes_every_parameter_as_fetch_does(make_campaign):
+    """`fetch_many` (a page's check rows) gives what `fetch` gives; on PostgreSQL it runs in one
+    libpq call with its parameters as PostgreSQL's text input (the statement's types decide):
+    quotes, backslashes, commas, NULL-looking text and non-ASCII in arrays arrive as sent."""
+    if connection.vendor == "postgresql":
+        tricky = ['a"b', "c\\d", "", "NULL", "e,f", "{g}", " h ", "бросок"]
+        sql = "SELECT %s::int, %s::text, %s::bool, %s::bool, %s::text[], %s::int[], %s::text"
+        params = [7, 'a"b\\c', True, False, tricky, [1, -2], None]
+        assert recorder().fetch_many(sql, params) == [tuple(params)]
+        character = uuid4()
+        assert recorder().fetch_many("SELECT %s::uuid, %s::bigint", [character, 2**62]) == [
+            (character, 2**62)
+        ]
+        with pytest.raises(TypeError, match="parameter of type float"):
+            recorder().fetch_many("SELECT %s::float", [1.5])
+    campaign = make_campaign("cofd")
+    sql = "SELECT id, name, head_seq FROM campaign_campaign WHERE id = %s"
+    assert recorder().fetch_many(sql, [campaign.pk]) == recorder().fetch(sql, [campaign.pk])
+
+
+@pytest.mark.postgres
+def test_a_read_of_many_s_error_is_django_s_with_its_state(make_campaign):
+    """A failed read raises what the cursor raised: Django's error, with psycopg's (and its
+    SQLSTATE: config/outage.py reads it) as its cause."""
+    from django.db import ProgrammingError
+
+    with pytest.raises(ProgrammingError) as raised, transaction.atomic():
+        recorder().fetch_many("SELECT no_such_column FROM campaign_campaign WHERE id = %s", [1])
+    assert raised.value.__cause__.sqlstate == "42703"
+    assert recorder().fetch_many("SELECT %s::int + 1", [1]) == [(2,)]
+
+
+@pytest.mark.postgres
+def test_a_read_of_many_works_after_a_rollback_in_a_transaction(make_campaign):
+    """psycopg deallocates every prepared statement of its connection after a rollback: a read
+    of many is not prepared, and works in the transaction after one."""
+    campaign = make_campaign("cofd")
+    sql = "SELECT count(*) FROM campaign_event WHERE campaign_id = %s"
+    for _ in range(2):
+        with contextlib.suppress(RuntimeError), transaction.atomic():
+            assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]
+            assert recorder().fetch(sql, [campaign.pk]) == [(campaign.head_seq,)]
+            raise RuntimeError("rolled back")
+        with transaction.atomic():
+            assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]

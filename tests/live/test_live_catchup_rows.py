@@ -21,7 +21,7 @@ from rolls.checks import followups
 from rolls.checks import services as rolls
 from rolls.live import catchup
 from rolls.models import Check
-from rolls.reads import page_checks, present
+from rolls.reads import present
 from rolls.reads.page_checks import checks_of, target_seq
 from tests.live.conftest import SUCCESS, page_events
 from tests.rolls.trust.conftest import TRAITS, play  # noqa: F401 (a fixture)
