@@ -318,13 +318,14 @@ def database_threads() -> int | None:
     """Threads of the serving loop's thread pool, where the sockets' database calls, the sign-in
     and this publisher's rendering run (`thread_sensitive=False`), each holding at most one
     pooled connection: asyncio's default number, but never more than the pool (DB_POOL_MAX_SIZE)
-    less one connection for the webhook sender, so that these calls alone never wait for a
-    connection (where uvicorn also serves HTTP, Django's sync views take the pool's connections
-    from threads of their own). None without a pool."""
+    less one connection for the webhook sender and one for the catch-up's reader
+    (`rolls.live.catchup`), so that these calls alone never wait for a connection (where uvicorn
+    also serves HTTP, Django's sync views take the pool's connections from threads of their
+    own). None without a pool."""
     pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
     if not isinstance(pool, dict) or "max_size" not in pool:
         return None
-    return max(1, min(pool["max_size"] - 1, 32, (os.cpu_count() or 1) + 4))
+    return max(1, min(pool["max_size"] - 2, 32, (os.cpu_count() or 1) + 4))
 
 
 def _not_published(seq: int | None, error: Exception) -> None:

@@ -12,15 +12,16 @@ catch-up crosses whole stretches of LONG_PAGES pages (1 to 1,000, 1,001 to 2,000
 each: each page costs its statements and its hop to the reading thread, which made a tenth of
 a 10,000-event catch-up's time (#17), while a socket resuming near the head still presents no
 more than PAGE events to send the few it missed. A page goes out in frames of at most
-FRAME_BYTES. A
-page is keyed by the campaign's head (seq and hash) as the socket last read it, and presented
-as the log stood then or later: every change of what a page shows (a reveal, a follow-up taken,
-a role changed, a chapter ended) is an event, so a new head retires the pages read before it
-(and the socket is sent that event after the page, as a connected one is), and a log restored
-from an older backup, whose head has another hash, never meets the pages of the log it
-replaced. A kept page is sent without a database call (`kept_page`, on the event loop). The
-cache is bounded by pages (KEPT rendered pages, READ_KEPT pages of events): a long page of 1,000
-events took 2.0 MB rendered and 2.2 MB read (docs/operations.md), some 41 MB at most in all.
+FRAME_BYTES. On PostgreSQL, the next page's rows are read on a thread of their own while a page
+is presented (`_read_ahead`). A page is keyed by the campaign's head (seq and hash) as the socket
+last read it, and presented as the log stood then or later: every change of what a page shows
+(a reveal, a follow-up taken, a role changed, a chapter ended) is an event, so a new head
+retires the pages read before it (and the socket is sent that event after the page, as a
+connected one is), and a log restored from an older backup, whose head has another hash, never
+meets the pages of the log it replaced. A kept page is sent without a database call
+(`kept_page`, on the event loop). The cache is bounded by pages (KEPT rendered pages, READ_KEPT
+pages of events, AHEAD_KEPT read ahead): a long page of 1,000 events took 2.0 MB rendered and
+2.2 MB read (docs/operations.md), some 45 MB at most in all.
 """
 
 from __future__ import annotations
@@ -28,12 +29,16 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+
+from django.db import close_old_connections, connection
 
 from campaign.models import Campaign, Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.recorders import recorder
 from rolls.checks import eligibility
+from rolls.reads.page_checks import CheckRow, checks_of
 from rolls.reads.present import SharedPage
 
 PAGE = 200  # events per catch-up page near where a catch-up starts and ends
@@ -44,6 +49,7 @@ FRAME_BYTES = 512 * 1024
 KEPT = 16  # rendered pages kept per process (each a page's JSON for one class of viewer)
 READ_KEPT = 4  # pages of events kept per process, to present for another class
 CLASSES_KEPT = 4096  # the class of a viewer on a kept page (a few dozen bytes each)
+AHEAD_KEPT = 2  # pages read ahead and not yet asked for (a socket that closed leaves its own)
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,12 @@ _nows: OrderedDict[tuple[int, int, str], eligibility.Now] = OrderedDict()
 # The actors' usernames the pages of a catch-up have read, as of a head, as the table is: each
 # page reads only the actors no page before it named (a page read them all, once per page).
 _names: OrderedDict[tuple[int, int, str], dict[int, str]] = OrderedDict()
+# The next page of a catch-up, read (its events and their check rows) on a thread and a pooled
+# connection of its own while this one is read and presented: the database works in its own
+# process meanwhile (#17). One page at a time per process: a second reader was no faster on two
+# cores, and took one more connection.
+_ahead: OrderedDict[tuple[int, int, int, int, str], Future] = OrderedDict()
+_ahead_reader = ThreadPoolExecutor(1, thread_name_prefix="catchup-ahead")
 # A viewer's class on a page, as it was found (a player's needs the page's checks read).
 _classes: OrderedDict[tuple[int, int, int, int, str, int, str], Hashable] = OrderedDict()
 
@@ -114,11 +126,13 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
         if shared is not None:
             _read.move_to_end(read_key)
     if shared is None:
-        start, end = read_key[1], read_key[2]
-        # Rows, not a queryset (eventlog.recorders): no SQL compiled, no model instance.
-        events = recorder().page(membership.campaign_id, after=start, until=end, limit=end - start)
+        with _lock:
+            ahead = _ahead.pop(read_key, None)
+        if _reads_ahead():
+            _read_ahead(membership.campaign_id, read_key[2], until, head)
+        events, checks = _rows(read_key) if ahead is None else ahead.result()
         names = _names_at(membership.campaign_id, head)
-        shared = SharedPage(events, lambda: _now_at(membership.campaign_id, head), names)
+        shared = SharedPage(events, lambda: _now_at(membership.campaign_id, head), names, checks)
         names.update(shared.names)
         _keep(_read, read_key, shared, READ_KEPT)
     viewer_class = shared.class_of(membership)
@@ -132,6 +146,47 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
         rendered = _render(shared, membership)
         _keep(_rendered, rendered_key, rendered, KEPT)
     return _slice(rendered, after, membership.user_id)
+
+
+def _rows(read_key: tuple[int, int, int, int, str]) -> tuple[list, dict[int, CheckRow]]:
+    """A page's events and their check rows: rows, not querysets (eventlog.recorders,
+    rolls.reads.page_checks), no SQL compiled, no model instance."""
+    campaign_id, start, end = read_key[:3]
+    events = recorder().page(campaign_id, after=start, until=end, limit=end - start)
+    return events, checks_of(events)
+
+
+def _reads_ahead() -> bool:
+    """Whether this thread's pages are read ahead: on PostgreSQL (SQLite reads in this process,
+    under the same GIL), outside a transaction (the reader's connection sees only what is
+    committed: a test's transaction, say, would be invisible to it)."""
+    return connection.vendor == "postgresql" and not connection.in_atomic_block
+
+
+def _read_ahead(campaign_id: int, after: int, until: int, head: Head) -> None:
+    """Start reading the page after ``after`` unless it is kept, already being read, or the
+    reader is busy (then the socket reads it itself, as before)."""
+    read_key = _read_key(campaign_id, after, until, head)
+    if read_key is None:
+        return
+    with _lock:
+        if read_key in _read or read_key in _ahead:
+            return
+        if any(not reading.done() for reading in _ahead.values()):
+            return
+        _ahead[read_key] = _ahead_reader.submit(_rows_on_own_connection, read_key)
+        while len(_ahead) > AHEAD_KEPT:
+            _ahead.popitem(last=False)[1].cancel()
+
+
+def _rows_on_own_connection(read_key: tuple[int, int, int, int, str]) -> tuple:
+    """`_rows` on the reader's thread, whose connection goes back to the pool after (as a
+    socket's database call's does: `rolls.live.consumers._database`)."""
+    close_old_connections()
+    try:
+        return _rows(read_key)
+    finally:
+        close_old_connections()
 
 
 def _now_at(campaign_id: int, head: Head) -> eligibility.Now:
@@ -227,6 +282,9 @@ def _keep(cache: OrderedDict, key: tuple, value: object, size: int) -> None:
 def forget() -> None:
     """Drop every kept page (tests)."""
     with _lock:
+        for ahead in _ahead.values():
+            ahead.cancel()
+        _ahead.clear()
         _read.clear()
         _nows.clear()
         _names.clear()

@@ -131,6 +131,7 @@ class _EventPresenter:
         events: list[Event],
         names: dict[int, str] | None = None,
         now_of: Callable[[], eligibility.Now] | None = None,
+        checks: dict[int, CheckRow] | None = None,
     ) -> None:
         self.events = events
         actors = {event.actor_id for event in events if event.actor_id is not None}
@@ -139,7 +140,7 @@ class _EventPresenter:
             **{uid: names[uid] for uid in actors if uid in names},
             **_usernames(actors - names.keys()),
         }
-        self._checks: dict[int, Check | CheckRow] | None = None
+        self._checks: dict[int, Check | CheckRow] | None = checks
         self._heads: dict[int, str] = {}  # each event's JSON up to its hash: every viewer's
         self._actors: dict[int | None, str] = {}
         self._contexts: dict[tuple, str] = {}  # the text of each event's four ids, by the ids
@@ -445,11 +446,13 @@ class SharedPage:
         events: list[Event],
         now_of: Callable[[], eligibility.Now] | None = None,
         names: dict[int, str] | None = None,
+        checks: dict[int, CheckRow] | None = None,
     ) -> None:
         """``now_of``: a reading of the table as of the same head (or later), which the pages
         of a catch-up share: each reads only what its checks add to it. ``names``: the
-        usernames read already (`names` gives them with the page's own actors)."""
-        self._presenter = _EventPresenter(events, names, now_of=now_of)
+        usernames read already (`names` gives them with the page's own actors). ``checks``:
+        the events' check rows (`checks_of`) when the caller has read them."""
+        self._presenter = _EventPresenter(events, names, now_of=now_of, checks=checks)
 
     def class_of(self, viewer: Membership) -> Hashable:
         """Viewers of one class are shown the whole page alike."""

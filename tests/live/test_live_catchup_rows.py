@@ -179,10 +179,14 @@ def _statement_work(sql: str, params: list) -> int:
 def _checks_read(monkeypatch) -> Callable[[list], tuple[set[int], int]]:
     """checks_read(events) -> (the seqs of the check rows read for them, the statement's work)."""
     seen: list[tuple[str, list]] = []
-    fetch = page_checks.fetch
-    monkeypatch.setattr(
-        page_checks, "fetch", lambda sql, params: seen.append((sql, params)) or fetch(sql, params)
-    )
+    recorder_class = type(recorder())
+    fetch_many = recorder_class.fetch_many
+
+    def spied(self, sql: str, params: list) -> list[tuple]:
+        seen.append((sql, params))
+        return fetch_many(self, sql, params)
+
+    monkeypatch.setattr(recorder_class, "fetch_many", spied)
 
     def checks_read(events: list) -> tuple[set[int], int]:
         seen.clear()
@@ -335,3 +339,42 @@ def test_a_long_page_is_sent_in_frames_a_client_accepts(play, users, monkeypatch
     # A socket resuming inside the page is sent the rest of it, framed the same way.
     resumed = catchup.kept_page(viewer, 3, head[0], head)
     assert page_events(resumed) == events_for(membership=viewer, after=3, limit=10_000)
+
+
+_PAGE_READ = "FROM campaign_event WHERE campaign_id = %s AND seq > %s AND seq <= %s ORDER BY seq"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_pages_read_ahead_are_sent_as_the_socket_would_read_them(hidden_play, monkeypatch):
+    """On a socket's thread (no transaction open), each next page of a catch-up is read on the
+    reader's thread while this one is presented (#17): the socket's own thread reads only the
+    first page's events, every class of viewer is sent the bytes it is sent when each page is
+    read in turn, before and after a reveal, and the reader's connection goes back after."""
+    monkeypatch.setattr(catchup, "PAGE", 2)  # pages of 2, stretches of 10: several of each
+    hidden = hidden_play("cofd")
+    gm = next(viewer for viewer in hidden.viewers if viewer.role == "gm")
+    for revealed in (False, True):
+        if revealed:
+            hidden.reveal()
+        with CaptureQueriesContext(connection) as own:
+            _texts(hidden.campaign, [gm])
+        assert sum(_PAGE_READ in query["sql"] for query in own.captured_queries) == 1
+        read_ahead = _texts(hidden.campaign, hidden.viewers)
+        with monkeypatch.context() as in_turn:
+            in_turn.setattr(catchup, "_reads_ahead", lambda: False)
+            assert _texts(hidden.campaign, hidden.viewers) == read_ahead
+    assert hidden.campaign.head_seq >= 2 * catchup.PAGE * catchup.LONG_PAGES + 4 * catchup.PAGE
+    assert catchup._ahead_reader.submit(lambda: connection.connection is None).result()
+
+
+@pytest.mark.postgres
+def test_pages_are_read_in_turn_inside_a_transaction(hidden_play, monkeypatch):
+    """Inside a transaction (a test's, a request's), a page read on another connection would not
+    see what it wrote: every page is read on the caller's own."""
+    monkeypatch.setattr(catchup, "PAGE", 2)
+    hidden = hidden_play("cofd")
+    gm = next(viewer for viewer in hidden.viewers if viewer.role == "gm")
+    with CaptureQueriesContext(connection) as own:
+        _texts(hidden.campaign, [gm])
+    assert sum(_PAGE_READ in query["sql"] for query in own.captured_queries) > 4
