@@ -7,10 +7,12 @@ one query, prepared once per connection and shape (number of events). A page's r
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager, suppress
 from datetime import datetime
@@ -208,6 +210,15 @@ def _numbered(sql: str) -> bytes:
     return text.replace("%%", "%").encode()
 
 
+@cache
+def _statement_name(sql: str) -> bytes:
+    return b"tc_" + hashlib.sha256(sql.encode()).hexdigest()[:24].encode()
+
+
+# The reads `_whole` has prepared on each driver connection.
+_prepared: weakref.WeakKeyDictionary[psycopg.Connection, set[bytes]] = weakref.WeakKeyDictionary()
+
+
 def _parameter(value: Any) -> bytes | None:
     """A parameter as PostgreSQL's text input takes it (the statement's own types decide)."""
     if value is None:
@@ -234,15 +245,39 @@ def _whole(raw: psycopg.Connection, sql: str, params: Sequence[Any]) -> list[tup
     the whole result is in. A psycopg cursor waits for a result in steps, each taking the GIL
     back: beside a thread busy in Python (a catch-up page being presented, a request), each
     step waited out the interpreter's switch interval (5 ms), and a page-sized result took
-    358 ms instead of 2.8 (#17, bench/convoy.py). Not prepared: psycopg deallocates every
-    prepared statement of its connection after a rollback, its own and this one's alike, and a
-    statement found gone inside a transaction would fail the transaction; planning a page's
-    reads costs the server 0.4-0.7 ms each, against 3-7 ms running them."""
-    result = raw.pgconn.exec_params(_numbered(sql), [_parameter(value) for value in params])
-    _checked(raw.pgconn, result)
+    358 ms instead of 2.8 (#17, bench/convoy.py)."""
+    values = [_parameter(value) for value in params]
+    pgconn = raw.pgconn
+    if pgconn.transaction_status == pq.TransactionStatus.IDLE:
+        result = _run_prepared(raw, sql, values)
+    else:
+        # psycopg deallocates every prepared statement of its connection after a rollback, its
+        # own and these alike, and one found gone inside a transaction would fail the
+        # transaction: planned each time there (0.4-0.7 ms of the server's, against 3-8 ms
+        # running a page's reads).
+        result = pgconn.exec_params(_numbered(sql), values)
+    _checked(pgconn, result)
     loader = Transformer(raw)
     loader.set_pgresult(result)
     return loader.load_rows(0, result.ntuples, tuple)
+
+
+def _run_prepared(raw: psycopg.Connection, sql: str, values: list[bytes | None]) -> Any:
+    """Outside a transaction: prepared once per connection, and again when found gone (psycopg
+    sends its `DEALLOCATE ALL` whenever its next statement runs, so a statement prepared after
+    one of this connection's may outlive another prepared before: each is checked alone)."""
+    pgconn, name = raw.pgconn, _statement_name(sql)
+    prepared = _prepared.setdefault(raw, set())
+    if name in prepared:
+        result = pgconn.exec_prepared(name, values)
+        if _sqlstate(result) != "26000":  # invalid_sql_statement_name: deallocated meanwhile
+            return result
+        prepared.discard(name)
+    made = pgconn.prepare(name, _numbered(sql))
+    if _sqlstate(made) != "42P05":  # duplicate_prepared_statement: there already
+        _checked(pgconn, made)
+    prepared.add(name)
+    return pgconn.exec_prepared(name, values)
 
 
 def _sqlstate(result: pq.abc.PGresult) -> str | None:
@@ -346,7 +381,14 @@ class PostgresRecorder:
             self.connection.ensure_connection()
             if getattr(self.connection, "queued_writes", None):  # they go first: eventlog/commit.py
                 self.connection.send_queued_writes()
-            return _whole(self.connection.connection, sql, params)
+            raw = self.connection.connection
+            if not raw.autocommit and raw.pgconn.transaction_status == pq.TransactionStatus.IDLE:
+                # A transaction psycopg has yet to begin (with its next statement): its cursor
+                # begins it, and the read is the transaction's.
+                with psycopg.Cursor(raw) as cursor:
+                    cursor.execute(sql, params)
+                    return cursor.fetchall()
+            return _whole(raw, sql, params)
 
     def fetch_locked(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         """One statement takes the lock and reads (`locked_read_sql`), as of its start: when

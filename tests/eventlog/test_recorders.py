@@ -312,3 +312,55 @@ def test_a_read_of_many_works_after_a_rollback_in_a_transaction(make_campaign):
             raise RuntimeError("rolled back")
         with transaction.atomic():
             assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_read_of_many_outside_a_transaction_is_prepared_once_and_again_when_gone(make_campaign):
+    """Outside a transaction (a socket's catch-up) a read of many is prepared once per
+    connection; after psycopg's `DEALLOCATE ALL` (it sends one after a rollback) it is
+    prepared again rather than failing."""
+    campaign = make_campaign("cofd")
+    sql = "SELECT count(*) FROM campaign_event WHERE campaign_id = %s"
+
+    def prepared() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'tc_%%'")
+            return cursor.fetchone()[0]
+
+    for _ in range(2):
+        assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]
+    assert prepared() == 1
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    assert prepared() == 0
+    assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]
+    assert prepared() == 1
+    with contextlib.suppress(RuntimeError), transaction.atomic():  # psycopg's own reset
+        recorder().fetch(sql, [campaign.pk])
+        raise RuntimeError("rolled back")
+    assert recorder().fetch(sql, [campaign.pk]) == [(campaign.head_seq,)]
+    assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]
+    # One prepared before a DEALLOCATE ALL, another after: each is found gone or there alone.
+    other = "SELECT count(*) FROM campaign_event WHERE campaign_id = %s AND seq > 0"
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    for read in (other, sql, other, sql):
+        assert recorder().fetch_many(read, [campaign.pk]) == [(campaign.head_seq,)]
+    assert prepared() == 2
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_read_of_many_first_in_a_transaction_is_the_transaction_s(make_campaign):
+    """psycopg begins a transaction with its first statement: a read of many that comes first
+    begins it too, and reads as of the transaction (not before it)."""
+    from psycopg.pq import TransactionStatus
+
+    campaign = make_campaign("cofd")
+    sql = "SELECT count(*) FROM campaign_event WHERE campaign_id = %s"
+    with transaction.atomic():
+        assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]
+        assert connection.connection.pgconn.transaction_status == TransactionStatus.INTRANS
+        started = recorder().fetch_many("SELECT now() = transaction_timestamp()", [])
+        assert started == [(True,)]
