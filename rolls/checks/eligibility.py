@@ -419,15 +419,17 @@ def offers(check: Check, viewer: Membership, now: Now) -> list[dict[str, Any]]:
     """Every follow-up ``viewer`` may apply to ``check`` now, as `follow_ups` lists them."""
     if not may_act(viewer) or not may_see(check, viewer):
         return []
+    # A roll's own follow-ups are for its session (`_for_roll`): after it, a reveal is left,
+    # and none when the roll is shown to all already (most of a catch-up's rolls: asked first).
+    kinds = BY_SYSTEM.get(now.campaign.system, ()) if _in_open_session(check, now) else ()
+    if not kinds and _closed_by_roll(REVEAL, check):
+        return []
     if viewer.role != Role.GM:
         # A player acts only for their own characters (`_character_of`): nothing to ask the
         # rules otherwise, nor a refusal to make (a catch-up asks for every other's roll).
         character = _roll_character(check, now)
         if character is None or not controls_character(viewer, character):
             return []
-    kinds = BY_SYSTEM.get(now.campaign.system, ())
-    if kinds and not _in_open_session(check, now):
-        kinds = ()  # a roll's own follow-ups are for its session (`_for_roll`): a reveal is left
     shown = []
     for kind in (*kinds, REVEAL):
         if _closed_by_roll(kind, check):

@@ -150,10 +150,10 @@ class _EventPresenter:
         self._now_of = now_of
         self._read_for = False  # the reading has what the offers on these checks read
         self._nows: dict[tuple[int, str], eligibility.Now] = {}
-        written = [check for event in events if (check := written_check(event)) is not None]
-        if len(written) == len(events) == 1:
-            self._checks = {written[0].seq: written[0]}
-            self._now = written[0].now.as_rolled(written[0])
+        written = written_check(events[0]) if len(events) == 1 else None
+        if written is not None:
+            self._checks = {written.seq: written}
+            self._now = written.now.as_rolled(written)
             self._read_for = True
 
     @property
@@ -277,10 +277,11 @@ class _EventPresenter:
         )
         if event.type not in CHECK_EVENT_TYPES:
             return shown
-        marks = self._marks(event)
+        check = self.check_of(event)
+        marks = self._marks(event, check)
         if marks is not None:
             shown["dice_marks"], shown["roll_terms"] = marks
-        shown["follow_ups"] = self._follow_ups(event, viewer)
+        shown["follow_ups"] = self._follow_ups(check, viewer)
         return shown
 
     def texts_for(self, viewer: Membership) -> list[tuple[str, bool]]:
@@ -326,10 +327,11 @@ class _EventPresenter:
             )
         parts = [head, context, _payload_json(event)]
         if event.type in CHECK_EVENT_TYPES:
-            marks = self._marks_text(event)
+            check = self.check_of(event)
+            marks = self._marks_text(event, check)
             if marks is not None:  # its two keys, spliced in
                 parts += (",", marks[1:-1])
-            follow_ups = self._follow_ups(event, viewer)
+            follow_ups = self._follow_ups(check, viewer)
             parts += (',"follow_ups":', _dumps(follow_ups) if follow_ups else "[]")
         parts.append("}")
         return "".join(parts), True
@@ -340,32 +342,34 @@ class _EventPresenter:
         public = event.visibility == Visibility.PUBLIC  # needs no check row to decide
         return public or may_see(_facts(event, self.checks), viewer)
 
-    def _marks(self, event: Event) -> tuple[list, list] | None:
-        """A check event's dice marks and roll terms (None: a follow-up of a check not found)."""
-        found = self._rolls(event)
+    def _marks(self, event: Event, check: Check | CheckRow | None) -> tuple[list, list] | None:
+        """A check event's dice marks and roll terms (None: a follow-up of a check not found);
+        ``check``: the check it belongs to (`check_of`)."""
+        found = self._rolls(event, check)
         if found is None:
             return None
         system, rolls = found
         return marks_of(system, {"rolls": rolls}), terms_of(system, {"rolls": rolls})
 
-    def _marks_text(self, event: Event) -> str | None:
+    def _marks_text(self, event: Event, check: Check | CheckRow | None) -> str | None:
         """A check event's dice marks and roll terms as `rolls_json` writes them: a roll's as
         its check row keeps them (its payload is not decoded), else made from `_rolls` (a
         follow-up's). None: a follow-up of a check not found."""
         if event.type == CHECK_ROLLED:
-            kept = getattr(self.check_of(event), "marks_json", "")
+            kept = getattr(check, "marks_json", "")
             if kept:
                 return kept
-        found = self._rolls(event)
+        found = self._rolls(event, check)
         return None if found is None else rolls_json(*found)
 
-    def _rolls(self, event: Event) -> tuple[str, list[dict[str, Any]]] | None:
+    def _rolls(
+        self, event: Event, check: Check | CheckRow | None
+    ) -> tuple[str, list[dict[str, Any]]] | None:
         """The system and the rolls a check event's dice marks and roll terms are of: a roll's
         own; a follow-up's, the first roll as it amended it (None: a follow-up of a check not
         found)."""
         if event.type == CHECK_ROLLED:
             return event.payload["system"], event.payload.get("rolls", [])
-        check = self.check_of(event)
         if check is None:
             return None
         roll = check.event.payload["rolls"][0]
@@ -375,11 +379,12 @@ class _EventPresenter:
         }
         return check.system, [amended]
 
-    def _follow_ups(self, event: Event, viewer: Membership) -> list[dict[str, Any]]:
-        if eligibility.may_act(viewer):
-            check = self.check_of(event)
-            if check is not None:
-                return eligibility.offers(check, viewer, self.now_for(viewer))
+    def _follow_ups(
+        self, check: Check | CheckRow | None, viewer: Membership
+    ) -> list[dict[str, Any]]:
+        """The follow-ups ``viewer`` may apply to a check event's ``check`` (`check_of`)."""
+        if check is not None and eligibility.may_act(viewer):
+            return eligibility.offers(check, viewer, self.now_for(viewer))
         return []
 
 
@@ -522,8 +527,8 @@ def _payload_json(event: Event) -> str:
     """The payload as `_dumps` writes it: the stored canonical text as it is when it is ASCII
     without DEL (then the two agree byte for byte: keys sorted, no spaces, the same escapes),
     else encoded again (the canonical text keeps those characters unescaped)."""
-    # A written event has its canonical text in hand (eventlog/stream.py); one read, stored.
-    text = getattr(event, "canonical_text", None) or getattr(event, "payload_text", None)
+    # One read has it stored (PostgreSQL's); a written event has it in hand (eventlog/stream.py).
+    text = getattr(event, "payload_text", None) or getattr(event, "canonical_text", None)
     if text is not None and text.isascii() and "\x7f" not in text:
         return text
     return _dumps(event.payload)
