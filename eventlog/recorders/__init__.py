@@ -148,7 +148,8 @@ class Recorder(Protocol):
 
     def fetch_many(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         """`fetch` for a read of many rows (a page's check rows): on PostgreSQL one call that
-        holds no GIL while the server works, planned each time (`page` reads so too)."""
+        holds no GIL while the server works, prepared outside a transaction and planned each
+        time inside one (`page` reads so too)."""
 
     def fetch_locked(self, sql: str, params: Sequence[Any]) -> list[tuple]:
         """`fetch` taking the campaign's stream lock (until the transaction ends) in the same

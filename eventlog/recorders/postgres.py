@@ -223,21 +223,28 @@ def _parameter(value: Any) -> bytes | None:
     """A parameter as PostgreSQL's text input takes it (the statement's own types decide)."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        return b"t" if value else b"f"
-    if isinstance(value, (int, str, UUID)):
-        return str(value).encode()
     if isinstance(value, (list, tuple)):
         return ("{" + ",".join(map(_element, value)) + "}").encode()
-    raise TypeError(f"no text for a parameter of type {type(value).__name__}")
+    return _scalar(value).encode()
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    if not isinstance(value, (int, str, UUID)):
+        raise TypeError(f"no text for a parameter of type {type(value).__name__}")
+    text = str(value)
+    if "\x00" in text:  # libpq would end the text there: another query, not an error
+        raise psycopg.DataError("PostgreSQL text cannot contain NUL (0x00) characters")
+    return text
 
 
 def _element(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, str, UUID)):
-        raise TypeError(f"no text for an array element of type {type(value).__name__}")
-    if isinstance(value, int):
+    if value is None:
+        return "NULL"
+    if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + _scalar(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _whole(raw: psycopg.Connection, sql: str, params: Sequence[Any]) -> list[tuple]:
@@ -247,25 +254,27 @@ def _whole(raw: psycopg.Connection, sql: str, params: Sequence[Any]) -> list[tup
     step waited out the interpreter's switch interval (5 ms), and a page-sized result took
     358 ms instead of 2.8 (#17, bench/convoy.py)."""
     values = [_parameter(value) for value in params]
-    pgconn = raw.pgconn
-    if pgconn.transaction_status == pq.TransactionStatus.IDLE:
-        result = _run_prepared(raw, sql, values)
-    else:
-        # psycopg deallocates every prepared statement of its connection after a rollback, its
-        # own and these alike, and one found gone inside a transaction would fail the
-        # transaction: planned each time there (0.4-0.7 ms of the server's, against 3-8 ms
-        # running a page's reads).
-        result = pgconn.exec_params(_numbered(sql), values)
-    _checked(pgconn, result)
-    loader = Transformer(raw)
-    loader.set_pgresult(result)
-    return loader.load_rows(0, result.ntuples, tuple)
+    with raw.lock:  # as psycopg's own calls hold it
+        pgconn = raw.pgconn
+        if pgconn.transaction_status == pq.TransactionStatus.IDLE:
+            result = _run_prepared(raw, sql, values)
+        else:
+            # psycopg deallocates every prepared statement of its connection after a rollback,
+            # its own and these alike, and one found gone inside a transaction would fail the
+            # transaction: planned each time there (0.4-0.7 ms of the server's, against 3-8 ms
+            # running a page's reads).
+            result = pgconn.exec_params(_numbered(sql), values)
+        _checked(raw, result)
+        loader = Transformer(raw)
+        loader.set_pgresult(result)
+        return loader.load_rows(0, result.ntuples, tuple)
 
 
 def _run_prepared(raw: psycopg.Connection, sql: str, values: list[bytes | None]) -> Any:
-    """Outside a transaction: prepared once per connection, and again when found gone (psycopg
-    sends its `DEALLOCATE ALL` whenever its next statement runs, so a statement prepared after
-    one of this connection's may outlive another prepared before: each is checked alone)."""
+    """Outside a transaction: prepared once per connection, and again when found gone. psycopg
+    sends a `DEALLOCATE ALL` after a rollback, and after some commands (DISCARD ALL, DROP…)
+    only with its next statement: a statement prepared after one may outlive another prepared
+    before, so each is checked alone."""
     pgconn, name = raw.pgconn, _statement_name(sql)
     prepared = _prepared.setdefault(raw, set())
     if name in prepared:
@@ -275,7 +284,7 @@ def _run_prepared(raw: psycopg.Connection, sql: str, values: list[bytes | None])
         prepared.discard(name)
     made = pgconn.prepare(name, _numbered(sql))
     if _sqlstate(made) != "42P05":  # duplicate_prepared_statement: there already
-        _checked(pgconn, made)
+        _checked(raw, made)
     prepared.add(name)
     return pgconn.exec_prepared(name, values)
 
@@ -285,16 +294,15 @@ def _sqlstate(result: pq.abc.PGresult) -> str | None:
     return state.decode() if state else None
 
 
-def _checked(pgconn: pq.abc.PGconn, result: pq.abc.PGresult) -> None:
-    """Raise psycopg's error for a failed statement (as its cursor would: Django's error
-    wrapper turns it into Django's)."""
+def _checked(raw: psycopg.Connection, result: pq.abc.PGresult) -> None:
+    """Raise psycopg's error for a failed statement, as its cursor would (with its SQLSTATE and
+    diagnostics: Django's error wrapper turns it into Django's, config/outage.py reads it)."""
     if result.status in (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK):
         return
-    message = (result.error_message or pgconn.error_message).decode(errors="replace").strip()
-    state = _sqlstate(result)
-    if pgconn.status == pq.ConnStatus.BAD or state is None:
+    if raw.pgconn.status == pq.ConnStatus.BAD and _sqlstate(result) is None:
+        message = raw.pgconn.error_message.decode(errors="replace").strip()
         raise psycopg.OperationalError(message or "the connection to the server was lost")
-    raise psycopg.errors.lookup(state)(message)
+    raise psycopg.errors.error_from_result(result, encoding=raw.info.encoding)
 
 
 class PostgresRecorder:
