@@ -26,7 +26,9 @@ pages of events, AHEAD_KEPT read ahead): a long page of 1,000 events took 2.0 MB
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,6 +43,8 @@ from rolls.checks import eligibility
 from rolls.reads.page_checks import CheckRow, checks_of
 from rolls.reads.present import SharedPage
 
+logger = logging.getLogger("rolls.live")
+
 PAGE = 200  # events per catch-up page near where a catch-up starts and ends
 LONG_PAGES = 5  # pages a stretch read and presented whole as one page holds
 # A frame's bytes at most: a long page is sent as several frames. Clients cap a message (Python's
@@ -49,7 +53,11 @@ FRAME_BYTES = 512 * 1024
 KEPT = 16  # rendered pages kept per process (each a page's JSON for one class of viewer)
 READ_KEPT = 4  # pages of events kept per process, to present for another class
 CLASSES_KEPT = 4096  # the class of a viewer on a kept page (a few dozen bytes each)
-AHEAD_KEPT = 2  # pages read ahead and not yet asked for (a socket that closed leaves its own)
+AHEAD_KEPT = 2  # pages read ahead and not yet asked for; none is read ahead while they wait
+AHEAD_KEPT_SECONDS = 10.0  # then one not asked for is dropped (its socket closed, or moved on)
+# How long a socket waits for its page from the reader before reading it itself (a page takes
+# tens of milliseconds; the reader may be waiting for a pooled connection).
+AHEAD_PATIENCE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,7 @@ _names: OrderedDict[tuple[int, int, str], dict[int, str]] = OrderedDict()
 # connection of its own while this one is read and presented: the database works in its own
 # process meanwhile (#17). One page at a time per process: a second reader was no faster on two
 # cores, and took one more connection.
-_ahead: OrderedDict[tuple[int, int, int, int, str], Future] = OrderedDict()
+_ahead: OrderedDict[tuple[int, int, int, int, str], tuple[Future, float]] = OrderedDict()
 _ahead_reader = ThreadPoolExecutor(1, thread_name_prefix="catchup-ahead")
 # A viewer's class on a page, as it was found (a player's needs the page's checks read).
 _classes: OrderedDict[tuple[int, int, int, int, str, int, str], Hashable] = OrderedDict()
@@ -130,7 +138,7 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
             ahead = _ahead.pop(read_key, None)
         if _reads_ahead():
             _read_ahead(membership.campaign_id, read_key[2], until, head)
-        events, checks = _rows(read_key) if ahead is None else ahead.result()
+        events, checks = _rows(read_key) if ahead is None else _taken(ahead[0], read_key)
         names = _names_at(membership.campaign_id, head)
         shared = SharedPage(events, lambda: _now_at(membership.campaign_id, head), names, checks)
         names.update(shared.names)
@@ -158,25 +166,47 @@ def _rows(read_key: tuple[int, int, int, int, str]) -> tuple[list, dict[int, Che
 
 def _reads_ahead() -> bool:
     """Whether this thread's pages are read ahead: on PostgreSQL (SQLite reads in this process,
-    under the same GIL), outside a transaction (the reader's connection sees only what is
-    committed: a test's transaction, say, would be invisible to it)."""
-    return connection.vendor == "postgresql" and not connection.in_atomic_block
+    under the same GIL), with a pool that keeps the reader a connection (`database_threads`;
+    without one it would connect anew for every page), outside a transaction (the reader's
+    connection sees only what is committed: a test's transaction, say, would be invisible)."""
+    pool = connection.settings_dict.get("OPTIONS", {}).get("pool")
+    return (
+        connection.vendor == "postgresql"
+        and isinstance(pool, dict)
+        and pool.get("max_size", 0) >= 3
+        and not connection.in_atomic_block
+    )
 
 
 def _read_ahead(campaign_id: int, after: int, until: int, head: Head) -> None:
-    """Start reading the page after ``after`` unless it is kept, already being read, or the
-    reader is busy (then the socket reads it itself, as before)."""
+    """Start reading the page after ``after`` unless it is kept or being read already, the
+    reader is busy, or AHEAD_KEPT pages read ahead wait to be asked for (sockets catching up
+    over other ranges take turns: none evicts another's page before it is asked for)."""
     read_key = _read_key(campaign_id, after, until, head)
     if read_key is None:
         return
+    now = time.monotonic()
     with _lock:
-        if read_key in _read or read_key in _ahead:
+        for key, (reading, began) in list(_ahead.items()):
+            if now - began > AHEAD_KEPT_SECONDS:
+                del _ahead[key]
+                reading.cancel()
+        if read_key in _read or read_key in _ahead or len(_ahead) >= AHEAD_KEPT:
             return
-        if any(not reading.done() for reading in _ahead.values()):
+        if any(not reading.done() for reading, _ in _ahead.values()):
             return
-        _ahead[read_key] = _ahead_reader.submit(_rows_on_own_connection, read_key)
-        while len(_ahead) > AHEAD_KEPT:
-            _ahead.popitem(last=False)[1].cancel()
+        _ahead[read_key] = (_ahead_reader.submit(_rows_on_own_connection, read_key), now)
+
+
+def _taken(ahead: Future, read_key: tuple[int, int, int, int, str]) -> tuple:
+    """A page read ahead, or read here when the reader failed or keeps it waiting (its own
+    connection may have broken, or the pool had none to give it: this thread's serves)."""
+    try:
+        return ahead.result(timeout=AHEAD_PATIENCE_SECONDS)
+    except Exception as error:  # whatever the reader met, this thread reads the page itself
+        ahead.cancel()
+        logger.warning("catch-up: page %s read here (the reader: %r)", read_key[1:3], error)
+        return _rows(read_key)
 
 
 def _rows_on_own_connection(read_key: tuple[int, int, int, int, str]) -> tuple:
@@ -282,7 +312,7 @@ def _keep(cache: OrderedDict, key: tuple, value: object, size: int) -> None:
 def forget() -> None:
     """Drop every kept page (tests)."""
     with _lock:
-        for ahead in _ahead.values():
+        for ahead, _ in _ahead.values():
             ahead.cancel()
         _ahead.clear()
         _read.clear()
