@@ -76,7 +76,7 @@ def _sql(vendor: str) -> str:
     (SQLite's `json_each`). The jsonb columns come as text, decoded once per distinct text
     (`_shared`). The context ids (a check's are its roll's: rolls/checks/projectors.py) come
     as text for the checks before ``from_seq`` only: a stretch's own are taken from its events
-    (a fifth of the statement's time on the server, #17)."""
+    (a quarter of the statement's time on the server, #17)."""
     checks, events = Check._meta.db_table, Event._meta.db_table
     as_text = "::text" if vendor == "postgresql" else ""
     listed = ", ".join(

@@ -277,7 +277,9 @@ class _EventPresenter:
         )
         if event.type not in CHECK_EVENT_TYPES:
             return shown
-        check = self.check_of(event)
+        # A roll's marks come from its payload: its check is read only for the offers.
+        needed = event.type != CHECK_ROLLED or eligibility.may_act(viewer)
+        check = self.check_of(event) if needed else None
         marks = self._marks(event, check)
         if marks is not None:
             shown["dice_marks"], shown["roll_terms"] = marks

@@ -14,7 +14,7 @@ from uuid import uuid4
 
 import psycopg
 import pytest
-from django.db import connection, transaction
+from django.db import DataError, connection, transaction
 
 from campaign.models import Campaign
 from eventlog.chain import timestamp
@@ -272,7 +272,7 @@ def test_a_read_of_many_takes_every_parameter_as_fetch_does(make_campaign):
     libpq call with its parameters as PostgreSQL's text input (the statement's types decide):
     quotes, backslashes, commas, NULL-looking text and non-ASCII in arrays arrive as sent."""
     if connection.vendor == "postgresql":
-        tricky = ['a"b', "c\\d", "", "NULL", "e,f", "{g}", " h ", "бросок"]
+        tricky = ['a"b', "c\\d", "", "NULL", "e,f", "{g}", " h ", "бросок", None]
         sql = "SELECT %s::int, %s::text, %s::bool, %s::bool, %s::text[], %s::int[], %s::text"
         params = [7, 'a"b\\c', True, False, tricky, [1, -2], None]
         assert recorder().fetch_many(sql, params) == [tuple(params)]
@@ -282,6 +282,8 @@ def test_a_read_of_many_takes_every_parameter_as_fetch_does(make_campaign):
         ]
         with pytest.raises(TypeError, match="parameter of type float"):
             recorder().fetch_many("SELECT %s::float", [1.5])
+        with pytest.raises(DataError, match="NUL"):  # not a query cut at the NUL
+            recorder().fetch_many("SELECT %s::text", ["before\x00after"])
     campaign = make_campaign("cofd")
     sql = "SELECT id, name, head_seq FROM campaign_campaign WHERE id = %s"
     assert recorder().fetch_many(sql, [campaign.pk]) == recorder().fetch(sql, [campaign.pk])
@@ -362,5 +364,7 @@ def test_a_read_of_many_first_in_a_transaction_is_the_transaction_s(make_campaig
     with transaction.atomic():
         assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]
         assert connection.connection.pgconn.transaction_status == TransactionStatus.INTRANS
-        started = recorder().fetch_many("SELECT now() = transaction_timestamp()", [])
-        assert started == [(True,)]
+    with transaction.atomic():
+        ((began,),) = recorder().fetch_many("SELECT transaction_timestamp()", [])
+        recorder().fetch("SELECT pg_sleep(0.01)", [])
+        assert recorder().fetch("SELECT transaction_timestamp()", []) == [(began,)]

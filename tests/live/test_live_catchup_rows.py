@@ -71,6 +71,7 @@ def _both_ways(campaign: Campaign, viewers: list[Membership], monkeypatch) -> No
     new = _texts(campaign, viewers)
     with monkeypatch.context() as old_path:
         old_path.setattr(present, "checks_of", _orm_checks)
+        old_path.setattr(catchup, "checks_of", _orm_checks)  # a page's rows come with its checks
         old = _texts(campaign, viewers)
     for viewer in viewers:
         assert new[viewer.user_id] == old[viewer.user_id], viewer
@@ -378,3 +379,41 @@ def test_pages_are_read_in_turn_inside_a_transaction(hidden_play, monkeypatch):
     with CaptureQueriesContext(connection) as own:
         _texts(hidden.campaign, [gm])
     assert sum(_PAGE_READ in query["sql"] for query in own.captured_queries) > 4
+
+
+@pytest.mark.parametrize("system", SYSTEMS)
+def test_a_stretch_s_check_rows_have_their_rolls_context(system, hidden_play):
+    """A stretch's own check rows take their ids from their rolls' events on the page: the ids
+    the check rows hold, for every check of the log, read as one stretch and as pages."""
+    hidden = hidden_play(system)
+    head = hidden.campaign.head_seq
+    stored = {
+        check.seq: (check.session_id, check.scene_id, check.chapter_id, check.character_id)
+        for check in Check.objects.filter(campaign=hidden.campaign)
+    }
+    for size in (head, 3):
+        for start in range(0, head, size):
+            events = recorder().page(hidden.campaign.pk, after=start, limit=size)
+            for seq, row in checks_of(events).items():
+                ids = (row.session_id, row.scene_id, row.chapter_id, row.character_id)
+                assert ids == stored[seq], (size, seq)
+    assert any(ids[3] is not None for ids in stored.values())
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_page_the_reader_failed_is_read_by_the_socket_s_thread(hidden_play, monkeypatch, caplog):
+    """The reader's failure (its connection broken, no pooled connection for it) costs the
+    socket nothing but the time: its own thread reads the page, and the log says so."""
+    monkeypatch.setattr(catchup, "PAGE", 2)
+    hidden = hidden_play("cofd")
+    gm = next(viewer for viewer in hidden.viewers if viewer.role == "gm")
+    expected = _texts(hidden.campaign, [gm])
+
+    def broken(read_key):
+        raise RuntimeError("the reader's connection broke")
+
+    monkeypatch.setattr(catchup, "_rows_on_own_connection", broken)
+    with caplog.at_level("WARNING", logger="rolls.live"):
+        assert _texts(hidden.campaign, [gm]) == expected
+    assert "read here" in caplog.text and "the reader's connection broke" in caplog.text
