@@ -385,17 +385,13 @@ class PostgresRecorder:
         return rows
 
     def _read(self, sql: str, params: Sequence[Any]) -> list[tuple]:
-        with self.connection.wrap_database_errors:
-            self.connection.ensure_connection()
-            if getattr(self.connection, "queued_writes", None):  # they go first: eventlog/commit.py
-                self.connection.send_queued_writes()
-            raw = self.connection.connection
+        with self._cursor() as cursor:
+            raw = cursor.connection
             if not raw.autocommit and raw.pgconn.transaction_status == pq.TransactionStatus.IDLE:
                 # A transaction psycopg has yet to begin (with its next statement): its cursor
                 # begins it, and the read is the transaction's.
-                with psycopg.Cursor(raw) as cursor:
-                    cursor.execute(sql, params)
-                    return cursor.fetchall()
+                cursor.execute(sql, params)
+                return cursor.fetchall()
             return _whole(raw, sql, params)
 
     def fetch_locked(self, sql: str, params: Sequence[Any]) -> list[tuple]:
