@@ -314,6 +314,12 @@ def start_publishing_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
+def pool_size() -> int | None:
+    """The connections a process's pool holds at most (DB_POOL_MAX_SIZE); None without one."""
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    return pool["max_size"] if isinstance(pool, dict) and "max_size" in pool else None
+
+
 def database_threads() -> int | None:
     """Threads of the serving loop's thread pool, where the sockets' database calls, the sign-in
     and this publisher's rendering run (`thread_sensitive=False`), each holding at most one
@@ -322,10 +328,10 @@ def database_threads() -> int | None:
     (`rolls.live.catchup`), so that these calls alone never wait for a connection (where uvicorn
     also serves HTTP, Django's sync views take the pool's connections from threads of their
     own). None without a pool."""
-    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
-    if not isinstance(pool, dict) or "max_size" not in pool:
+    size = pool_size()
+    if size is None:
         return None
-    return max(1, min(pool["max_size"] - 2, 32, (os.cpu_count() or 1) + 4))
+    return max(1, min(size - 2, 32, (os.cpu_count() or 1) + 4))
 
 
 def _not_published(seq: int | None, error: Exception) -> None:

@@ -40,6 +40,7 @@ from campaign.models import Campaign, Membership, Role
 from eventlog.event_types import MEMBER_LEFT, MEMBER_ROLE_CHANGED
 from eventlog.recorders import recorder
 from rolls.checks import eligibility
+from rolls.live.broadcast import pool_size
 from rolls.reads.page_checks import CheckRow, checks_of
 from rolls.reads.present import SharedPage
 
@@ -138,7 +139,7 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
             ahead = _ahead.pop(read_key, None)
         if _reads_ahead():
             _read_ahead(membership.campaign_id, read_key[2], until, head)
-        events, checks = _rows(read_key) if ahead is None else _taken(ahead[0], read_key)
+        events, checks = _page_rows(read_key) if ahead is None else _taken(ahead[0], read_key)
         names = _names_at(membership.campaign_id, head)
         shared = SharedPage(events, lambda: _now_at(membership.campaign_id, head), names, checks)
         names.update(shared.names)
@@ -156,7 +157,7 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
     return _slice(rendered, after, membership.user_id)
 
 
-def _rows(read_key: tuple[int, int, int, int, str]) -> tuple[list, dict[int, CheckRow]]:
+def _page_rows(read_key: tuple[int, int, int, int, str]) -> tuple[list, dict[int, CheckRow]]:
     """A page's events and their check rows: rows, not querysets (eventlog.recorders,
     rolls.reads.page_checks), no SQL compiled, no model instance."""
     campaign_id, start, end = read_key[:3]
@@ -169,11 +170,9 @@ def _reads_ahead() -> bool:
     under the same GIL), with a pool that keeps the reader a connection (`database_threads`;
     without one it would connect anew for every page), outside a transaction (the reader's
     connection sees only what is committed: a test's transaction, say, would be invisible)."""
-    pool = connection.settings_dict.get("OPTIONS", {}).get("pool")
     return (
         connection.vendor == "postgresql"
-        and isinstance(pool, dict)
-        and pool.get("max_size", 0) >= 3
+        and (pool_size() or 0) >= 3  # a socket's thread, the webhook sender's, the reader's
         and not connection.in_atomic_block
     )
 
@@ -206,15 +205,15 @@ def _taken(ahead: Future, read_key: tuple[int, int, int, int, str]) -> tuple:
     except Exception as error:  # whatever the reader met, this thread reads the page itself
         ahead.cancel()
         logger.warning("catch-up: page %s read here (the reader: %r)", read_key[1:3], error)
-        return _rows(read_key)
+        return _page_rows(read_key)
 
 
 def _rows_on_own_connection(read_key: tuple[int, int, int, int, str]) -> tuple:
-    """`_rows` on the reader's thread, whose connection goes back to the pool after (as a
+    """`_page_rows` on the reader's thread, whose connection goes back to the pool after (as a
     socket's database call's does: `rolls.live.consumers._database`)."""
     close_old_connections()
     try:
-        return _rows(read_key)
+        return _page_rows(read_key)
     finally:
         close_old_connections()
 
