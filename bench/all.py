@@ -61,6 +61,7 @@ def main() -> int:
     quick = ["--quick"] if args.quick else []
     pg = ["--database-url", args.database_url] if args.database_url.startswith("postgres") else []
     trust_events = ["--events", "4000"] if args.quick else []
+    instructions = ["bench/instructions.py", *(["--requests", "50"] if args.quick else []), *pg]
     runs = [
         ["bench/engines.py", *quick],
         ["bench/rollbox.py", *quick],
@@ -71,7 +72,7 @@ def main() -> int:
         ["bench/trust.py", *trust_events],
         ["bench/api.py", *quick, *pg],
         ["bench/check_path.py", *quick, *pg],
-        ["bench/instructions.py", *(["--requests", "50"] if args.quick else []), *pg],
+        instructions,
         ["bench/fanout.py", *(["--clients", "10,200", "--rounds", "1"] if args.quick else [])],
         ["bench/sockets.py", *pg],
         ["bench/feed.py", *(["--repeat", "3"] if args.quick else [])],
@@ -81,13 +82,7 @@ def main() -> int:
         runs.insert(2, ["bench/log.py", *(quick or ["--verify-events", "20000"]), *pg])
         trust = ["bench/trust.py", *trust_events]
         runs.insert(runs.index(trust) + 1, [*trust, *pg])
-        runs.insert(
-            runs.index(
-                ["bench/instructions.py", *(["--requests", "50"] if args.quick else []), *pg]
-            )
-            + 1,
-            ["bench/convoy.py", *pg],
-        )
+        runs.insert(runs.index(instructions) + 1, ["bench/convoy.py", *pg])
         # The serving stacks on the production settings: also needs REDIS_URL (skips without).
         runs.insert(
             runs.index(["bench/api.py", *quick, *pg]) + 1, ["bench/serving.py", *quick, *pg]
