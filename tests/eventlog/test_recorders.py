@@ -267,23 +267,24 @@ def test_replay_rows_closed_early_leave_the_connection_usable(make_campaign):
     assert again == list(range(6, total + 1))
 
 
+@pytest.mark.postgres
 def test_a_read_of_many_takes_every_parameter_as_fetch_does(make_campaign):
-    """`fetch_many` (a page's check rows) gives what `fetch` gives; on PostgreSQL it runs in one
-    libpq call with its parameters as PostgreSQL's text input (the statement's types decide):
-    quotes, backslashes, commas, NULL-looking text and non-ASCII in arrays arrive as sent."""
-    if connection.vendor == "postgresql":
-        tricky = ['a"b', "c\\d", "", "NULL", "e,f", "{g}", " h ", "бросок", None]
-        sql = "SELECT %s::int, %s::text, %s::bool, %s::bool, %s::text[], %s::int[], %s::text"
-        params = [7, 'a"b\\c', True, False, tricky, [1, -2], None]
-        assert recorder().fetch_many(sql, params) == [tuple(params)]
-        character = uuid4()
-        assert recorder().fetch_many("SELECT %s::uuid, %s::bigint", [character, 2**62]) == [
-            (character, 2**62)
-        ]
-        with pytest.raises(TypeError, match="parameter of type float"):
-            recorder().fetch_many("SELECT %s::float", [1.5])
-        with pytest.raises(DataError, match="NUL"):  # not a query cut at the NUL
-            recorder().fetch_many("SELECT %s::text", ["before\x00after"])
+    """`fetch_many` (a page's check rows; SQLite's is its `fetch`) gives what `fetch` gives. On
+    PostgreSQL it runs in one libpq call with its parameters as PostgreSQL's text input (the
+    statement's types decide): quotes, backslashes, commas, NULL-looking text and non-ASCII in
+    arrays arrive as sent."""
+    tricky = ['a"b', "c\\d", "", "NULL", "e,f", "{g}", " h ", "бросок", None]
+    sql = "SELECT %s::int, %s::text, %s::bool, %s::bool, %s::text[], %s::int[], %s::text"
+    params = [7, 'a"b\\c', True, False, tricky, [1, -2], None]
+    assert recorder().fetch_many(sql, params) == [tuple(params)]
+    character = uuid4()
+    assert recorder().fetch_many("SELECT %s::uuid, %s::bigint", [character, 2**62]) == [
+        (character, 2**62)
+    ]
+    with pytest.raises(TypeError, match="parameter of type float"):
+        recorder().fetch_many("SELECT %s::float", [1.5])
+    with pytest.raises(DataError, match="NUL"):  # not a query cut at the NUL
+        recorder().fetch_many("SELECT %s::text", ["before\x00after"])
     campaign = make_campaign("cofd")
     sql = "SELECT id, name, head_seq FROM campaign_campaign WHERE id = %s"
     assert recorder().fetch_many(sql, [campaign.pk]) == recorder().fetch(sql, [campaign.pk])
@@ -330,6 +331,8 @@ def test_a_read_of_many_outside_a_transaction_is_prepared_once_and_again_when_go
             cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE name LIKE 'tc_%%'")
             return cursor.fetchone()[0]
 
+    with connection.cursor() as cursor:  # a pooled connection may hold other tests' reads
+        cursor.execute("DEALLOCATE ALL")
     for _ in range(2):
         assert recorder().fetch_many(sql, [campaign.pk]) == [(campaign.head_seq,)]
     assert prepared() == 1
