@@ -20,6 +20,7 @@ from campaign.errors import InvalidInput, NotFound
 from campaign.limits import MAX_INT
 from campaign.models import Membership, Role
 from config.schema import json_body
+from eventlog.event_types import ALL_TYPES
 from rolls.api.serializers import (
     AgainSerializer,
     CallSerializer,
@@ -298,7 +299,12 @@ class EventListView(APIView):
             ),
             OpenApiParameter("until", SEQ_PARAM),
             OpenApiParameter("limit", SEQ_PARAM, description="at most 1000"),
-            OpenApiParameter("type", str, many=True),
+            OpenApiParameter(
+                "type",
+                {"type": "string", "enum": list(ALL_TYPES)},
+                many=True,
+                description="only events of these types (repeat the parameter for several)",
+            ),
             OpenApiParameter("session", OpenApiTypes.UUID),
             OpenApiParameter("chapter", OpenApiTypes.UUID),
             OpenApiParameter("character", OpenApiTypes.UUID),
@@ -318,11 +324,20 @@ class EventListView(APIView):
             membership=membership,
             after=after,
             until=_int_param(request, "until"),
-            types=request.query_params.getlist("type") or None,
+            types=_event_types(request.query_params.getlist("type")),
             limit=min(_int_param(request, "limit", 200) or 200, 1000),
             **filters,
         )
         return Response(events)
+
+
+def _event_types(values: list[str]) -> list[str] | None:
+    """The ``type`` filter: names from the event vocabulary (an empty one is no filter, as an
+    empty ``until`` is); a name outside it is refused, not answered with an empty page."""
+    types = [value for value in values if value]
+    if any(value not in ALL_TYPES for value in types):
+        raise InvalidInput("type", gettext("is not an event type (the API schema lists them)"))
+    return types or None
 
 
 def _uuid(name: str, value: str) -> str:

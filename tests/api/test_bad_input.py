@@ -110,6 +110,10 @@ BAD: list[Bad] = [
     Bad("events: negative cursor", 400, "after", path=lambda w: w.url("events/?after=-1")),
     Bad("events: session that is not an id", 400, "session",
         path=lambda w: w.url("events/?session=first")),
+    Bad("events: a type outside the vocabulary", 400, "type",
+        path=lambda w: w.url("events/?type=check.rolld")),
+    Bad("events: one bad type among good ones", 400, "type",
+        path=lambda w: w.url("events/?type=check.rolled&type=" + "x" * 100_000)),
 ]
 # fmt: on
 
@@ -181,3 +185,13 @@ def test_unknown_fields_are_refused_when_editing_a_character(build_world) -> Non
     )
     assert response.status_code == 400, dump(response)
     assert "nmae" in response.json()
+
+
+def test_the_type_filter_takes_the_vocabulary_and_an_empty_one_is_no_filter(build_world) -> None:
+    w = build_world("cofd")
+    client = w.client("gm")
+    everything = client.get(w.url("events/?limit=1000")).json()
+    rolled = client.get(w.url("events/?limit=1000&type=check.rolled")).json()
+    assert rolled and {event["type"] for event in rolled} == {"check.rolled"}
+    assert rolled == [event for event in everything if event["type"] == "check.rolled"]
+    assert client.get(w.url("events/?limit=1000&type=")).json() == everything
