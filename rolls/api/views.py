@@ -301,8 +301,9 @@ class EventListView(APIView):
             OpenApiParameter("limit", SEQ_PARAM, description="at most 1000"),
             OpenApiParameter(
                 "type",
-                {"type": "string", "enum": list(ALL_TYPES)},
+                str,
                 many=True,
+                enum=list(ALL_TYPES),
                 description="only events of these types (repeat the parameter for several)",
             ),
             OpenApiParameter("session", OpenApiTypes.UUID),
