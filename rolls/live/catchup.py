@@ -137,9 +137,12 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
     if shared is None:
         with _lock:
             ahead = _ahead.pop(read_key, None)
+        events, checks = _page_rows(read_key) if ahead is None else _taken(ahead[0], read_key)
+        # The next page is asked for once this one is in: a page read here (a catch-up's first)
+        # then has no read of the next one beside it on the same cores; one read ahead is taken
+        # first either way (the reader reads one page at a time).
         if _reads_ahead():
             _read_ahead(membership.campaign_id, read_key[2], until, head)
-        events, checks = _page_rows(read_key) if ahead is None else _taken(ahead[0], read_key)
         names = _names_at(membership.campaign_id, head)
         shared = SharedPage(events, lambda: _now_at(membership.campaign_id, head), names, checks)
         names.update(shared.names)
