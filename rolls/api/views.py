@@ -333,12 +333,12 @@ class EventListView(APIView):
 
 
 def _event_types(values: list[str]) -> list[str] | None:
-    """The ``type`` filter: names from the event vocabulary (an empty one is no filter, as an
-    empty ``until`` is); a name outside it is refused, not answered with an empty page."""
-    types = [value for value in values if value]
-    if any(value not in ALL_TYPES for value in types):
+    """The ``type`` filter: names from the event vocabulary, each once (the page's statement is
+    prepared per number of types); any other value, an empty one too (the schema's enum has
+    none), is refused, not answered with an empty page."""
+    if any(value not in ALL_TYPES for value in values):
         raise InvalidInput("type", gettext("is not an event type (the API schema lists them)"))
-    return types or None
+    return list(dict.fromkeys(values)) or None
 
 
 def _uuid(name: str, value: str) -> str:

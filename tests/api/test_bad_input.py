@@ -114,6 +114,7 @@ BAD: list[Bad] = [
         path=lambda w: w.url("events/?type=check.rolld")),
     Bad("events: one bad type among good ones", 400, "type",
         path=lambda w: w.url("events/?type=check.rolled&type=" + "x" * 100_000)),
+    Bad("events: an empty type", 400, "type", path=lambda w: w.url("events/?type=")),
 ]
 # fmt: on
 
@@ -187,11 +188,21 @@ def test_unknown_fields_are_refused_when_editing_a_character(build_world) -> Non
     assert "nmae" in response.json()
 
 
-def test_the_type_filter_takes_the_vocabulary_and_an_empty_one_is_no_filter(build_world) -> None:
+def test_the_type_filter_takes_names_of_the_vocabulary_and_several_are_their_union(
+    build_world,
+) -> None:
     w = build_world("cofd")
     client = w.client("gm")
     everything = client.get(w.url("events/?limit=1000")).json()
-    rolled = client.get(w.url("events/?limit=1000&type=check.rolled")).json()
-    assert rolled and {event["type"] for event in rolled} == {"check.rolled"}
-    assert rolled == [event for event in everything if event["type"] == "check.rolled"]
-    assert client.get(w.url("events/?limit=1000&type=")).json() == everything
+
+    def of(*types: str) -> list[dict]:
+        query = "".join(f"&type={name}" for name in types)
+        response = client.get(w.url(f"events/?limit=1000{query}"))
+        assert response.status_code == 200, dump(response)
+        return response.json()
+
+    rolled = of("check.rolled")
+    assert rolled and rolled == [event for event in everything if event["type"] == "check.rolled"]
+    both = {"check.rolled", "session.started"}
+    assert of(*both) == [event for event in everything if event["type"] in both]
+    assert of("check.rolled", "check.rolled", "check.rolled") == rolled

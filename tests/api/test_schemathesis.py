@@ -32,7 +32,8 @@ from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, transaction
 from hypothesis import HealthCheck, settings
-from schemathesis.specs.openapi.checks import ignored_auth
+from schemathesis.core.parameters import ParameterLocation
+from schemathesis.specs.openapi.checks import ignored_auth, negative_data_rejection
 
 from rolls.checks import calls as roll_calls
 from rolls.checks.requests import roll_request_keys
@@ -235,6 +236,13 @@ def _aim(body: Any, characters: list[str], calls: list[str]) -> None:
     suppress_health_check=list(HealthCheck),
 )
 def test_no_request_makes_the_server_fail(case: schemathesis.Case, table: World) -> None:
+    # A path generated invalid (an id below its minimum) is aimed at the table like any other:
+    # what is left invalid of the case may then be only an unknown query parameter, which every
+    # view ignores, so the check that such a case is refused no longer applies to it (the
+    # events' `type` enum brought one, 2026-12-07). Every other check does.
+    excluded = [ignored_auth]
+    if case.meta is not None and case.meta.is_negative_at(ParameterLocation.PATH):
+        excluded.append(negative_data_rejection)
     point_at_the_table(case, table)
     headers = {"Authorization": f"Token {table.tokens['gm']}"}
     with transaction.atomic():
@@ -243,7 +251,7 @@ def test_no_request_makes_the_server_fail(case: schemathesis.Case, table: World)
         # of their own (without the credential, with methods the path lacks) run inside the
         # savepoint too.
         try:
-            case.validate_response(response, headers=headers, excluded_checks=[ignored_auth])
+            case.validate_response(response, headers=headers, excluded_checks=excluded)
             if response.status_code != 404:  # the path names something that exists
                 refuses_a_wrong_token(case)
         finally:
