@@ -96,7 +96,7 @@ _nows: OrderedDict[tuple[int, int, str], eligibility.Now] = OrderedDict()
 # page reads only the actors no page before it named (a page read them all, once per page).
 _names: OrderedDict[tuple[int, int, str], dict[int, str]] = OrderedDict()
 # The next page of a catch-up, read (its events and their check rows) on a thread and a pooled
-# connection of its own while this one is read and presented: the database works in its own
+# connection of its own while this one is presented: the database works in its own
 # process meanwhile (#17). One page at a time per process: a second reader was no faster on two
 # cores, and took one more connection.
 _ahead: OrderedDict[tuple[int, int, int, int, str], tuple[Future, float]] = OrderedDict()
@@ -139,8 +139,8 @@ def page_after(membership: Membership, after: int, until: int, head: Head) -> Pa
             ahead = _ahead.pop(read_key, None)
         events, checks = _page_rows(read_key) if ahead is None else _taken(ahead[0], read_key)
         # The next page is asked for once this one is in: a page read here (a catch-up's first)
-        # then has no read of the next one beside it on the same cores; one read ahead is taken
-        # first either way (the reader reads one page at a time).
+        # then has no read of the next beside it on the same cores. One being read ahead would
+        # have had the next queued behind it on the one reader anyway.
         if _reads_ahead():
             _read_ahead(membership.campaign_id, read_key[2], until, head)
         names = _names_at(membership.campaign_id, head)
