@@ -336,8 +336,14 @@ def _event_types(values: list[str]) -> list[str] | None:
     """The ``type`` filter: names from the event vocabulary, each once (the page's statement is
     prepared per number of types); any other value, an empty one too (the schema's enum has
     none), is refused, not answered with an empty page."""
-    if any(value not in ALL_TYPES for value in values):
-        raise InvalidInput("type", gettext("is not an event type (the API schema lists them)"))
+    wrong = next((value for value in values if value not in ALL_TYPES), None)
+    if wrong is not None:
+        shown = wrong if len(wrong) <= 40 else wrong[:40] + "…"
+        raise InvalidInput(
+            "type",
+            gettext("“%(value)s” is not an event type (the API schema lists them)")
+            % {"value": shown},
+        )
     return list(dict.fromkeys(values)) or None
 
 

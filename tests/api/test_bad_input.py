@@ -206,3 +206,15 @@ def test_the_type_filter_takes_names_of_the_vocabulary_and_several_are_their_uni
     both = {"check.rolled", "session.started"}
     assert of(*both) == [event for event in everything if event["type"] in both]
     assert of("check.rolled", "check.rolled", "check.rolled") == rolled
+
+
+def test_a_wrong_type_is_named_in_the_refusal_cut_short_in_either_language(build_world) -> None:
+    w = build_world("cofd", rolls=False)
+    client = w.client("gm")
+    message = assert_refusal(client.get(w.url("events/?type=check.rolld")), 400, "type")
+    assert "check.rolld" in message
+    long = "x" * 100_000
+    message = assert_refusal(client.get(w.url(f"events/?type={long}")), 400, "type")
+    assert "x" * 40 + "…" in message and len(message) < 300
+    russian = client.get(w.url("events/?type=check.rolld"), HTTP_ACCEPT_LANGUAGE="ru")
+    assert "«check.rolld» — не тип события" in assert_refusal(russian, 400, "type")
