@@ -6,7 +6,9 @@ must cost a fixed number of statements."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from concurrent.futures import Future
 
 import pytest
 from django.conf import settings
@@ -440,3 +442,52 @@ def test_a_page_the_reader_failed_is_read_by_the_socket_s_thread(hidden_play, mo
     with caplog.at_level("WARNING", logger="rolls.live"):
         assert _texts(hidden.campaign, [gm]) == expected
     assert "read here" in caplog.text and "the reader's connection broke" in caplog.text
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_page_the_reader_keeps_waiting_is_read_by_the_socket_s_thread(
+    hidden_play, monkeypatch, caplog
+):
+    """A reader slower than AHEAD_PATIENCE_SECONDS (waiting for a pooled connection, say) holds
+    the socket up no longer than that: its own thread reads the page, and the bytes are the
+    same."""
+    monkeypatch.setattr(catchup, "PAGE", 1)
+    hidden = hidden_play("cofd")
+    gm = next(viewer for viewer in hidden.viewers if viewer.role == "gm")
+    expected = _texts(hidden.campaign, [gm])
+    reader = catchup._rows_on_own_connection
+
+    def slow(read_key):
+        time.sleep(0.3)
+        return reader(read_key)
+
+    monkeypatch.setattr(catchup, "_rows_on_own_connection", slow)
+    monkeypatch.setattr(catchup, "AHEAD_PATIENCE_SECONDS", 0.05)
+    with caplog.at_level("WARNING", logger="rolls.live"):
+        assert _texts(hidden.campaign, [gm]) == expected
+    catchup._ahead_reader.submit(lambda: None).result()  # the last slow read is over
+    assert "read here" in caplog.text and "TimeoutError" in caplog.text
+
+
+def test_a_page_read_ahead_and_never_asked_for_is_dropped_after_a_while(monkeypatch):
+    """A page read ahead for a socket that closed or moved on waits AHEAD_KEPT_SECONDS at most:
+    then it is dropped, and the reader reads for others again (while AHEAD_KEPT such pages
+    wait, none is read ahead)."""
+    catchup.forget()
+    monkeypatch.setattr(catchup, "_rows_on_own_connection", lambda read_key: ([], {}))
+    head = (10_000, "h")
+    waiting = {}
+    for after in (0, 1000):  # two pages read ahead, never asked for
+        read = Future()
+        read.set_result(([], {}))
+        key = catchup._read_key(1, after, 10_000, head)
+        waiting[key] = read
+        catchup._ahead[key] = (read, time.monotonic())
+    catchup._read_ahead(1, 2000, 10_000, head)
+    assert set(catchup._ahead) == set(waiting)  # AHEAD_KEPT wait: none read ahead
+    for key, read in waiting.items():
+        catchup._ahead[key] = (read, time.monotonic() - catchup.AHEAD_KEPT_SECONDS - 1)
+    catchup._read_ahead(1, 2000, 10_000, head)
+    assert set(catchup._ahead) == {catchup._read_key(1, 2000, 10_000, head)}
+    catchup.forget()
