@@ -149,6 +149,8 @@ else:
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     if pool_size := env.int("DB_POOL_MAX_SIZE", default=10):
+        # With CONN_HEALTH_CHECKS the pool checks each connection it hands out (the backend
+        # asks the server only when the socket has something to say: eventlog.backends).
         options["pool"] = {
             "min_size": 1,
             "max_size": pool_size,

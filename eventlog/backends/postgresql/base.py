@@ -13,6 +13,7 @@ from psycopg import adapt
 from psycopg._cmodule import _psycopg  # psycopg's C build (binary or c), None without one
 
 from eventlog import commit
+from eventlog.backends.postgresql.liveness import check_when_told
 
 
 class _TimestamptzLoader(adapt.Loader):
@@ -46,6 +47,18 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.queued_writes: list[commit.Queued] = []
         self.execute_wrappers.append(self._send_queued_first)
+
+    @property
+    def pool(self) -> Any:
+        """Django's pool, its check (CONN_HEALTH_CHECKS) a look at the socket instead of a round
+        trip per request (`check_when_told`). Django names its own check when it makes the pool,
+        not yet opened; psycopg_pool keeps it as `_check` (tests/eventlog/test_pool_check.py
+        fails if that changes)."""
+        made = self.alias in self._connection_pools
+        pool = super().pool
+        if pool is not None and not made and self.settings_dict["CONN_HEALTH_CHECKS"]:
+            pool._check = check_when_told
+        return pool
 
     def get_connection_params(self) -> dict[str, Any]:
         params = super().get_connection_params()
