@@ -125,6 +125,14 @@ else:
         DATABASES["default"]["ENGINE"] = "eventlog.backends.postgresql"
     options = DATABASES["default"].setdefault("OPTIONS", {})
     options.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT_SECONDS", default=2))
+    # TCP keepalives after 30 s of idleness (the kernel's default is 2 hours): a pooled connection
+    # whose peer forgot it (a failover, a NAT's expiry) then reports the reset on its socket,
+    # where the pool's check looks (eventlog/backends/postgresql/liveness.py), and a middlebox
+    # does not expire an idle one.
+    options.setdefault("keepalives", 1)
+    options.setdefault("keepalives_idle", 30)
+    options.setdefault("keepalives_interval", 10)
+    options.setdefault("keepalives_count", 3)
     # Bounds on what one campaign's trouble can cost everyone else: a lock wait, a statement,
     # and a transaction left open by a frozen process (its locks are released when it ends).
     options["options"] = " ".join(

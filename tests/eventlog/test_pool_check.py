@@ -15,6 +15,18 @@ from eventlog.backends.postgresql.liveness import check_when_told
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture(autouse=True)
+def _a_pool_of_its_own():
+    """Each test starts with a new pool, made by the backend as a server process's first request
+    makes it (an earlier test's pool may hold idle connections, handed out first)."""
+    connection.close()
+    connection.close_pool()
+    connection.pool.open(wait=True)
+    yield
+    connection.close()
+    connection.close_pool()
+
+
 def _admin() -> psycopg.Connection:
     params = connection.get_connection_params()
     params.pop("context", None)

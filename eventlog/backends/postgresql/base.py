@@ -11,6 +11,7 @@ from django.db.backends.postgresql import base
 from django.db.backends.utils import debug_transaction
 from psycopg import adapt
 from psycopg._cmodule import _psycopg  # psycopg's C build (binary or c), None without one
+from psycopg_pool import ConnectionPool
 
 from eventlog import commit
 from eventlog.backends.postgresql.liveness import check_when_told
@@ -52,11 +53,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def pool(self) -> Any:
         """Django's pool, its check (CONN_HEALTH_CHECKS) a look at the socket instead of a round
         trip per request (`check_when_told`). Django names its own check when it makes the pool,
-        not yet opened; psycopg_pool keeps it as `_check` (tests/eventlog/test_pool_check.py
-        fails if that changes)."""
-        made = self.alias in self._connection_pools
+        not yet opened, and takes no other; psycopg_pool keeps it as `_check`
+        (tests/eventlog/test_pool_check.py fails if that changes)."""
         pool = super().pool
-        if pool is not None and not made and self.settings_dict["CONN_HEALTH_CHECKS"]:
+        if pool is not None and pool._check is ConnectionPool.check_connection:
             pool._check = check_when_told
         return pool
 
