@@ -1,10 +1,10 @@
 """One roll, every door: who rolled it (a player, or the GM for the player's character) by its
 visibility by revealed or not by who looks (the owner, another player, an observer, a late joiner, a
 removed member, the GM) by every channel that shows a roll or what it changed (REST list and detail,
-events and their character filter, the rule-state panel, the sheets, odds, the JSON export, the
-CSV, the audit page and its filter, the pages' first paint, the socket's frames, the follow-ups
-offered and the errors of follow-ups). Each channel must show the roll exactly when the one
-visibility decision says so, and what it did (a Beat, a failed attempt) only then too."""
+events and their character and type filters, the rule-state panel, the sheets, odds, the JSON
+export, the CSV, the audit page and its filter, the pages' first paint, the socket's frames, the
+follow-ups offered and the errors of follow-ups). Each channel must show the roll exactly when
+the one visibility decision says so, and what it did (a Beat, a failed attempt) only then too."""
 
 from __future__ import annotations
 
@@ -144,7 +144,8 @@ def test_every_channel_shows_a_roll_as_the_visibility_rule_says(
     for viewer in VIEWERS:
         client = w.client(viewer)
         if viewer == "removed":
-            for tail in ("checks/", f"checks/{seq}/", "events/", "state/", "characters/"):
+            tails = ("checks/", f"checks/{seq}/", "events/", "events/?type=check.rolled")
+            for tail in (*tails, "state/", "characters/"):
                 assert client.get(w.url(tail)).status_code == 404, tail
             web = Client()
             web.force_login(w.users[viewer])
@@ -167,6 +168,10 @@ def test_every_channel_shows_a_roll_as_the_visibility_rule_says(
         filtered = client.get(w.url(f"events/?character={hero}")).json()
         assert (seq in {e["seq"] for e in filtered}) is seen, where
         assert not [e for e in filtered if e["redacted"]], where
+        by_type = client.get(w.url("events/?type=check.rolled"))
+        typed = {e["seq"]: e for e in by_type.json()}
+        assert typed == {n: e for n, e in events.items() if e["type"] == "check.rolled"}, where
+        assert (SECRET in dump(by_type)) is seen, where
 
         state = client.get(w.url("state/")).json()
         assert _beats(state["characters"], w) == (1 if seen else 0), where
