@@ -4,6 +4,8 @@ is handed out without a round trip (eventlog/backends/postgresql/liveness.py).""
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 
 import psycopg
@@ -11,6 +13,7 @@ import pytest
 from django.db import connection
 
 from eventlog.backends.postgresql.liveness import check_when_told
+from tests.live.conftest import database_url
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -28,9 +31,7 @@ def _a_pool_of_its_own():
 
 
 def _admin() -> psycopg.Connection:
-    params = connection.get_connection_params()
-    params.pop("context", None)
-    return psycopg.connect(**params, autocommit=True)
+    return psycopg.connect(database_url(), autocommit=True)
 
 
 def _gone(admin: psycopg.Connection, pids: list[int]) -> None:
@@ -96,3 +97,20 @@ def test_an_ended_connection_fails_the_check():
         _gone(admin, [doomed.info.backend_pid])
         with pytest.raises(psycopg.OperationalError):
             check_when_told(doomed)
+
+
+def test_connections_send_keepalives_after_half_a_minute_idle():
+    """What lets a quiet socket speak for a peer that forgot it (a failover, a NAT's expiry):
+    its reset to a keepalive, reported on the socket the check looks at."""
+    conn = connection.pool.getconn()
+    try:
+        own = socket.socket(fileno=os.dup(conn.fileno()))
+        with own:
+            if own.family not in (socket.AF_INET, socket.AF_INET6):
+                pytest.fail(f"the test database is reached over {own.family!r}, not TCP")
+            assert own.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            assert own.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
+            assert own.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL) == 10
+            assert own.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT) == 3
+    finally:
+        connection.pool.putconn(conn)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import select
 
 from psycopg import Connection
-from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 
@@ -21,9 +20,11 @@ def check_when_told(conn: Connection) -> None:
     check with CONN_HEALTH_CHECKS: 110 µs of CPU and 0.2 ms, some 3 % of a check) would find
     alive too, unless its peer forgot it in the last 30 s (the request's first statement then
     fails, 503, and the connection is dropped); this poll costs 1-2 µs.
-    Anything the socket does report (a notification too) gets the round trip.
+    Anything the socket does report (a notification too) gets the round trip. The pool hands
+    out idle connections only (it rolls back or drops one that comes back otherwise), and a
+    closed one has no socket: `fileno` raises, which the pool takes as a failed check.
     """
-    if conn.info.transaction_status != TransactionStatus.IDLE or _readable(conn.fileno()):
+    if _readable(conn.fileno()):
         ConnectionPool.check_connection(conn)  # raises when the connection is gone
 
 
