@@ -40,6 +40,10 @@ def terms_json(system: str, check: Any) -> str:
 def marks_json(system: str, check: Any, result: Any) -> str:
     """`dice_marks` of a roll as `dumps` writes it, each chain's text kept per distinct chain
     (`rolls.systems.marks.chain_keys`)."""
+    if system == "cofd":
+        plain = _plain_cofd_json(result)
+        if plain is not None:
+            return plain
     keys = chain_keys(system, check, result)
     if keys is None:  # a face that is not an int: not kept
         return dumps(dice_marks(system, check, result))
@@ -57,9 +61,45 @@ def marks_json(system: str, check: Any, result: Any) -> str:
     return f"[{','.join(texts)}]"
 
 
+_plain_cofd: dict[tuple[int, ...], str] = {}  # a CofD chain's text by its faces alone
+
+
+def _plain_cofd_json(result: Any) -> str | None:
+    """`marks_json` of most CofD rolls (no chance die, no rote reroll: a chain's marks then
+    depend on its faces alone), without building a key per die: a long log's replay writes
+    this for nearly every event. None for any other roll (and any face not an int)."""
+    try:
+        if result.get("chance_die") or result.get("rerolled"):
+            return None
+        texts = []
+        for faces in result.get("dice") or ():
+            key = tuple(faces)
+            for face in key:  # 1, True and 1.0 are equal keys: only ints are kept
+                if type(face) is not int:
+                    return None
+            text = _plain_cofd.get(key)
+            if text is None:
+                if not key:
+                    return None
+                if len(_plain_cofd) >= CHAINS_KEPT:
+                    _plain_cofd.clear()
+                text = _plain_cofd[key] = dumps(chain_of("cofd", (key, False, False)))
+            texts.append(text)
+    except (AttributeError, TypeError):  # not the shape an engine writes: the general way
+        return None
+    return f"[{','.join(texts)}]"
+
+
 def rolls_json(system: str, rolls: list[dict[str, Any]]) -> str:
     """``{"dice_marks":[…],"roll_terms":[…]}`` of a check's rolls, one entry per roll, as
     `dumps` writes it (an event's presentation holds the two keys in this order)."""
-    marks = ",".join(marks_json(system, roll["check"], roll["result"]) for roll in rolls)
-    terms = ",".join(terms_json(system, roll["check"]) for roll in rolls)
+    if len(rolls) == 1:  # most checks: one roll, no generator to join
+        (roll,) = rolls
+        marks, terms = (
+            marks_json(system, roll["check"], roll["result"]),
+            terms_json(system, roll["check"]),
+        )
+    else:
+        marks = ",".join(marks_json(system, roll["check"], roll["result"]) for roll in rolls)
+        terms = ",".join(terms_json(system, roll["check"]) for roll in rolls)
     return f'{{"dice_marks":[{marks}],"roll_terms":[{terms}]}}'
