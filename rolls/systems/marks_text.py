@@ -31,9 +31,16 @@ def terms_json(system: str, check: Any) -> str:
     except (AttributeError, TypeError):  # not a mapping, or a value that is not hashable
         return dumps(roll_terms(system, check))
     if text is None:
-        if len(_terms) >= TERMS_KEPT:
-            _terms.clear()
-        text = _terms[key] = dumps(roll_terms(system, check))
+        text = _keep(_terms, TERMS_KEPT, key, dumps(roll_terms(system, check)))
+    return text
+
+
+def _keep(table: dict[Any, str], most: int, key: Any, text: str) -> str:
+    """Keep ``text`` under ``key`` in one of the tables here, emptied first when it holds
+    ``most`` (a table rolls a few kinds of check and chain: it refills at once)."""
+    if len(table) >= most:
+        table.clear()
+    table[key] = text
     return text
 
 
@@ -54,20 +61,21 @@ def marks_json(system: str, check: Any, result: Any) -> str:
     for key in keys:
         text = chains.get(key)
         if text is None:
-            if len(chains) >= CHAINS_KEPT:
-                chains.clear()
-            text = chains[key] = dumps(chain_of(system, key))
+            text = _keep(chains, CHAINS_KEPT, key, dumps(chain_of(system, key)))
         texts.append(text)
     return f"[{','.join(texts)}]"
 
 
-_plain_cofd: dict[tuple[int, ...], str] = {}  # a CofD chain's text by its faces alone
+# A CofD chain's text by its faces alone: the key `chain_keys` gives such a chain, (faces,
+# False, False), costs a tuple more per die (4.3-5.1 against 3.8-4.0 µs a check of 8 dice).
+_plain_cofd: dict[tuple[int, ...], str] = {}
 
 
 def _plain_cofd_json(result: Any) -> str | None:
     """`marks_json` of most CofD rolls (no chance die, no rote reroll: a chain's marks then
-    depend on its faces alone), without building a key per die: a long log's replay writes
-    this for nearly every event. None for any other roll (and any face not an int)."""
+    depend on its faces alone), without `chain_keys`' key and checks per die: a long log's
+    replay writes this for nearly every event. None for any other roll (and any face not an
+    int)."""
     try:
         if result.get("chance_die") or result.get("rerolled"):
             return None
@@ -79,11 +87,9 @@ def _plain_cofd_json(result: Any) -> str | None:
                     return None
             text = _plain_cofd.get(key)
             if text is None:
-                if not key:
-                    return None
-                if len(_plain_cofd) >= CHAINS_KEPT:
-                    _plain_cofd.clear()
-                text = _plain_cofd[key] = dumps(chain_of("cofd", (key, False, False)))
+                text = _keep(
+                    _plain_cofd, CHAINS_KEPT, key, dumps(chain_of("cofd", (key, False, False)))
+                )
             texts.append(text)
     except (AttributeError, TypeError):  # not the shape an engine writes: the general way
         return None

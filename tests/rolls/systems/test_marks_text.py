@@ -49,6 +49,9 @@ def test_faces_that_are_not_ints_are_never_taken_for_ints() -> None:
                 dice_marks(system, {}, result)
             ), (system, face)
     assert chain_keys("cofd", {}, {"dice": [[True]]}) is None
+    # No engine writes a die without faces; its text is still what json.dumps writes.
+    empty = {"dice": [[], [3]], "outcome": "failure"}
+    assert marks_text.marks_json("cofd", {}, empty) == _dumps(dice_marks("cofd", {}, empty))
     assert chain_keys("unknown", {}, {"dice": [1]}) == []
 
 
