@@ -25,7 +25,7 @@ from eventlog.event_types import (
     TASK_RESET,
 )
 from eventlog.projections import written_fields
-from eventlog.replay import Buffer, Replay, Replayed, copy, replays
+from eventlog.replay import Buffer, Replay, Replayed, WriteBehind, replays
 from rolls.checks.projectors import key_index
 from rolls.models import Check, CheckCall, RuleUse, TaskAttempts
 from rolls.rules import recorded_failed_attempt, task_key
@@ -68,10 +68,11 @@ class Checks:
     follow-ups' and resources' dicts kept as dicts until written); an older one is read back
     when a later event changes it, and written back with an UPDATE."""
 
-    def __init__(self) -> None:
+    def __init__(self, behind: WriteBehind) -> None:
         fields = written_fields(Check)
         assert tuple(field.attname for field in fields) == COLUMNS, "Check's columns changed"
         self.fields = fields
+        self.behind = behind
         self.rows: dict[int, list[Any]] = {}
         self.read_back: set[int] = set()
         self.campaign_id: int | None = None
@@ -89,6 +90,7 @@ class Checks:
     def get(self, seq: int) -> list[Any] | None:
         row = self.rows.get(seq)
         if row is None and self.slid:
+            self.behind.wait()  # it may be in the batch being written
             row = self._read_back(seq)
         return row
 
@@ -103,8 +105,8 @@ class Checks:
             row[CHANGES] = json.dumps(row[CHANGES]) if row[CHANGES] else "{}"
             (old if row[SEQ] in self.read_back else new).append(row)
         if new:
-            copy(Check, self.fields, new)
-        if old:
+            self.behind.copy(Check, self.fields, new)
+        if old:  # read back (`get`), so written by a batch before
             cast = "::jsonb" if connection.vendor == "postgresql" else ""
             table = Check._meta.db_table
             with connection.cursor() as cursor:
@@ -149,7 +151,7 @@ def _audience_text(audience: tuple[int, ...]) -> str:
 
 
 def checks(replay: Replay) -> Checks:
-    return replay.table(Check, Checks)
+    return replay.table(Check, lambda: Checks(replay.behind))
 
 
 def _rule_uses(replay: Replay) -> Buffer:

@@ -5,11 +5,22 @@ Fortune, Beats, Nice! chips, task attempts and their reset, calls answered and c
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection
 
 from campaign import services
 from eventlog import replay
-from tests.eventlog.tables import assert_rebuild_equals_live
+from eventlog.models import Event
+from eventlog.recorders import recorder
+from tests.eventlog.forgery import payload_column
+from tests.eventlog.tables import assert_rebuild_equals_live, stored_tables
+from tests.eventlog.test_rebuild import _raw
 from tests.rolls.checks.conftest import first_roll
 
 pytestmark = pytest.mark.django_db
@@ -104,3 +115,36 @@ def test_a_follow_up_of_a_check_older_than_the_window_is_read_back(table, users,
     t.roll("alice", **SYSTEM_ROLLS["cofd"])
     t.post("gm", f"checks/{hidden['seq']}/reveal/", expect=409)  # already shown
     assert_rebuild_equals_live(t.campaign.pk)
+
+
+def test_a_log_refused_after_the_window_slid_leaves_no_row_written(table, users, monkeypatch):
+    """The checks that slide out of the window are written while the replay goes on (on
+    PostgreSQL, by a thread of their own): when a later event does not verify, the rebuild is
+    refused and none of them stays written, nor does a writer thread."""
+    monkeypatch.setattr(replay, "WINDOW", 4)
+    t = table("cofd")
+    for _ in range(12):
+        t.roll("alice", **SYSTEM_ROLLS["cofd"])
+    forged = Event.objects.filter(campaign=t.campaign, type="check.rolled").order_by("-seq")[1]
+    column = payload_column()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {column} FROM campaign_event WHERE id = %s", [forged.pk])
+        (stored,) = cursor.fetchone()
+    text = json.dumps(dict(forged.payload, label="forged"), sort_keys=True, separators=(",", ":"))
+    _raw(f"UPDATE campaign_event SET {column} = %s WHERE id = %s", [text, forged.pk])
+    before = stored_tables(t.campaign.pk)
+    recorder_class = type(recorder())
+    copy_rows = recorder_class.copy_rows
+
+    def slow_copy_rows(self, table, columns, rows):  # still writing when the forgery is met
+        if "rolls_check" in table:
+            time.sleep(0.2)
+        copy_rows(self, table, columns, rows)
+
+    monkeypatch.setattr(recorder_class, "copy_rows", slow_copy_rows)
+    with pytest.raises(CommandError, match="not rebuilt"):
+        call_command("rebuild_projections", campaign=[t.campaign.pk])
+    assert stored_tables(t.campaign.pk) == before
+    assert not [thread for thread in threading.enumerate() if "replay-copy" in thread.name]
+    # Mended, the log rebuilds to what the live projectors wrote (the fixture checks it after).
+    _raw(f"UPDATE campaign_event SET {column} = %s WHERE id = %s", [stored, forged.pk])
