@@ -223,17 +223,22 @@ class WriteBehind:
         if pending is not None:
             pending.result()
 
-    def close(self, *, failed: bool = False) -> None:
-        """Wait for the batch sent and stop the thread; after a failure, quietly (the replay's
-        own error is the one to raise)."""
+    def close(self, *, failed: bool = False) -> BaseException | None:
+        """Wait for the batch sent and stop the thread. After a failure (the transaction is
+        being rolled back) a batch not begun is dropped, one being written is waited for (it
+        holds the connection: the rollback would wait for it anyway), and its error is returned,
+        not raised: the replay's own is the one to raise."""
         try:
-            self.wait()
-        except Exception:
             if not failed:
-                raise
+                self.wait()
+                return None
+            pending, self._pending = self._pending, None
+            if pending is None or pending.cancel():
+                return None
+            return pending.exception()
         finally:
             if self._writer is not None:
-                self._writer.shutdown(wait=True)
+                self._writer.shutdown(wait=True, cancel_futures=True)
 
 
 def stored_hash(
@@ -300,8 +305,10 @@ def replay(
     try:
         with _without_cycle_collection():
             count = _replay(state, rows, on_problem, advance)
-    except BaseException:
-        state.behind.close(failed=True)
+    except BaseException as error:
+        written = state.behind.close(failed=True)
+        if written is not None:  # a failed COPY aborts the transaction: what failed next says so
+            error.add_note(f"before it, the check rows' COPY behind the replay failed: {written!r}")
         raise
     state.behind.close()
     return count

@@ -8,11 +8,12 @@ from __future__ import annotations
 import json
 import threading
 import time
+import traceback
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from campaign import services
 from eventlog import replay
@@ -141,10 +142,36 @@ def test_a_log_refused_after_the_window_slid_leaves_no_row_written(table, users,
             time.sleep(0.2)
         copy_rows(self, table, columns, rows)
 
-    monkeypatch.setattr(recorder_class, "copy_rows", slow_copy_rows)
-    with pytest.raises(CommandError, match="not rebuilt"):
+    with monkeypatch.context() as patched, pytest.raises(CommandError, match="not rebuilt"):
+        patched.setattr(recorder_class, "copy_rows", slow_copy_rows)
         call_command("rebuild_projections", campaign=[t.campaign.pk])
     assert stored_tables(t.campaign.pk) == before
     assert not [thread for thread in threading.enumerate() if "replay-copy" in thread.name]
     # Mended, the log rebuilds to what the live projectors wrote (the fixture checks it after).
     _raw(f"UPDATE campaign_event SET {column} = %s WHERE id = %s", [stored, forged.pk])
+
+
+@pytest.mark.postgres
+def test_a_failed_write_behind_says_what_failed(table, users, monkeypatch):
+    """A COPY that fails behind the replay aborts the transaction, and whatever the replay runs
+    next fails with "current transaction is aborted": the error says what failed first. (The
+    last batch, sent as the replay ends; the task attempts' rows, a table the replay met after
+    the checks', are written next.)"""
+    t = table("cofd")
+    for _ in range(3):  # failures: each adds to the task's attempts
+        t.roll("alice", task="the lock", traits=["Wits", "Occult"], faces=[2, 3, 4, 5, 6])
+    recorder_class = type(recorder())
+    copy_rows = recorder_class.copy_rows
+
+    def failing_copy_rows(self, table, columns, rows):
+        if "rolls_check" not in table:  # written after the check rows' COPY failed
+            time.sleep(0.2)
+            return copy_rows(self, table, columns, rows)
+        with self._cursor() as cursor:
+            cursor.execute("SELECT 1 / 0")
+
+    with monkeypatch.context() as patched, pytest.raises(DatabaseError) as raised:
+        patched.setattr(recorder_class, "copy_rows", failing_copy_rows)
+        call_command("rebuild_projections", campaign=[t.campaign.pk])
+    told = "".join(traceback.format_exception(raised.value))
+    assert "division by zero" in told, told
