@@ -208,13 +208,13 @@ class WriteBehind:
         self._pending: Future | None = None
 
     def copy(self, model: type[models.Model], fields: list[models.Field], rows: list) -> None:
-        table, columns = _target(model, fields)
         if not self._behind:
-            self._recorder.copy_rows(table, columns, rows)
+            copy(model, fields, rows)
             return
         self.wait()
         if self._writer is None:
             self._writer = ThreadPoolExecutor(1, thread_name_prefix="replay-copy")
+        table, columns = _target(model, fields)
         self._pending = self._writer.submit(self._recorder.copy_rows, table, columns, rows)
 
     def wait(self) -> None:

@@ -5,7 +5,6 @@ Fortune, Beats, Nice! chips, task attempts and their reset, calls answered and c
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import traceback
@@ -13,15 +12,15 @@ import traceback
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
 from campaign import services
 from eventlog import replay
+from eventlog.chain import canonical_json
 from eventlog.models import Event
 from eventlog.recorders import recorder
-from tests.eventlog.forgery import payload_column
+from tests.eventlog.forgery import rewrite_payload
 from tests.eventlog.tables import assert_rebuild_equals_live, stored_tables
-from tests.eventlog.test_rebuild import _raw
 from tests.rolls.checks.conftest import first_roll
 
 pytestmark = pytest.mark.django_db
@@ -127,12 +126,7 @@ def test_a_log_refused_after_the_window_slid_leaves_no_row_written(table, users,
     for _ in range(12):
         t.roll("alice", **SYSTEM_ROLLS["cofd"])
     forged = Event.objects.filter(campaign=t.campaign, type="check.rolled").order_by("-seq")[1]
-    column = payload_column()
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {column} FROM campaign_event WHERE id = %s", [forged.pk])
-        (stored,) = cursor.fetchone()
-    text = json.dumps(dict(forged.payload, label="forged"), sort_keys=True, separators=(",", ":"))
-    _raw(f"UPDATE campaign_event SET {column} = %s WHERE id = %s", [text, forged.pk])
+    stored = rewrite_payload(forged.pk, canonical_json(dict(forged.payload, label="forged")))
     before = stored_tables(t.campaign.pk)
     recorder_class = type(recorder())
     copy_rows = recorder_class.copy_rows
@@ -148,7 +142,7 @@ def test_a_log_refused_after_the_window_slid_leaves_no_row_written(table, users,
     assert stored_tables(t.campaign.pk) == before
     assert not [thread for thread in threading.enumerate() if "replay-copy" in thread.name]
     # Mended, the log rebuilds to what the live projectors wrote (the fixture checks it after).
-    _raw(f"UPDATE campaign_event SET {column} = %s WHERE id = %s", [stored, forged.pk])
+    rewrite_payload(forged.pk, stored)
 
 
 @pytest.mark.postgres
